@@ -1,0 +1,29 @@
+"""thatch: memory, a user decision model and an emotion receptor for coding agents.
+
+Plugin authors need only ``from thatch import hookimpl``. The Python API
+starts at :func:`thatch.open`. Everything here is imported lazily so the hook
+commands, which import this package first, stay on the standard library.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+__all__ = ["Thatch", "__version__", "hookimpl", "open"]
+
+if TYPE_CHECKING:
+    from thatch.api import Thatch, open
+    from thatch.hookspecs import hookimpl
+
+
+def __getattr__(name: str) -> Any:
+    if name == "hookimpl":
+        from thatch.hookspecs import hookimpl
+
+        return hookimpl
+    if name in ("open", "Thatch"):
+        from thatch import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'thatch' has no attribute {name!r}")

@@ -1,0 +1,122 @@
+"""thatch's settings: the TOML config file, then environment overrides.
+
+Precedence, highest first: environment variables (``THATCH_DB_PATH``,
+``THATCH_MODEL``, ``THATCH_MODEL_PATH``), the config file
+(``<config dir>/config.toml``), built-in defaults. Plugins read their own
+tables from :attr:`Config.sections`.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from thatch.errors import ConfigError
+from thatch.paths import Paths
+
+DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+DEFAULT_BACKEND = "sqlite"
+
+EXAMPLE = """\
+# thatch config (TOML). Every key is optional.
+[plugins]
+blocked = []            # plugin names never loaded, e.g. ["receptor"]
+
+[storage]
+backend = "sqlite"
+# db_path = "/path/to/thatch.db"
+
+[embedder]
+model = "sentence-transformers/all-MiniLM-L6-v2"
+# model_path = "/path/to/a/local/model/folder"
+
+[thresholds]
+# recall = 0.30          # override the calibrated cosine thresholds
+# dedup = 0.90
+"""
+
+
+@attrs.frozen
+class Config:
+    """Everything a plugin or the engine needs to know about this installation."""
+
+    paths: Paths
+    db_path: Path
+    storage_backend: str = DEFAULT_BACKEND
+    model: str = DEFAULT_MODEL
+    model_path: Path | None = None
+    blocked_plugins: tuple[str, ...] = ()
+    recall_threshold: float | None = None
+    dedup_threshold: float | None = None
+    #: The whole parsed config file, for plugins' own tables.
+    sections: Mapping[str, Any] = attrs.field(factory=dict)
+
+    @classmethod
+    def load(
+        cls,
+        home: str | os.PathLike[str] | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> Config:
+        """Read the config file under ``home`` (or the user's) and apply the environment."""
+        env = os.environ if environ is None else environ
+        paths = Paths.resolve(home) if home is not None else Paths.resolve(env.get("THATCH_HOME"))
+        data = _read_toml(paths.config_file)
+        plugins = _table(data, "plugins", paths.config_file)
+        storage = _table(data, "storage", paths.config_file)
+        embedder = _table(data, "embedder", paths.config_file)
+        thresholds = _table(data, "thresholds", paths.config_file)
+
+        db_path = env.get("THATCH_DB_PATH") or storage.get("db_path")
+        model_path = env.get("THATCH_MODEL_PATH") or embedder.get("model_path")
+        return cls(
+            paths=paths,
+            db_path=Path(db_path).expanduser() if db_path else paths.default_db_path,
+            storage_backend=str(storage.get("backend", DEFAULT_BACKEND)),
+            model=env.get("THATCH_MODEL") or str(embedder.get("model", DEFAULT_MODEL)),
+            model_path=Path(model_path).expanduser() if model_path else None,
+            blocked_plugins=tuple(_string_list(plugins, "blocked", paths.config_file)),
+            recall_threshold=_unit_float(thresholds, "recall", paths.config_file),
+            dedup_threshold=_unit_float(thresholds, "dedup", paths.config_file),
+            sections=data,
+        )
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except FileNotFoundError:
+        return {}
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config file {path} is not valid TOML ({exc}); fix or delete it") from exc
+
+
+def _table(data: Mapping[str, Any], key: str, path: Path) -> Mapping[str, Any]:
+    value = data.get(key, {})
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"config file {path}: [{key}] must be a table, like:\n{EXAMPLE}")
+    return value
+
+
+def _string_list(table: Mapping[str, Any], key: str, path: Path) -> list[str]:
+    value = table.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ConfigError(f'config file {path}: {key} must be a list of names, e.g. {key} = ["x"]')
+    return value
+
+
+def _unit_float(table: Mapping[str, Any], key: str, path: Path) -> float | None:
+    value = table.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not -1.0 <= value <= 1.0:
+        raise ConfigError(
+            f"config file {path}: thresholds.{key} = {value!r} is not a cosine; "
+            "use a number between -1 and 1, e.g. 0.35"
+        )
+    return float(value)

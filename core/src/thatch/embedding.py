@@ -1,0 +1,48 @@
+"""The embedder contract, and the per-model thresholds that go with it.
+
+Embedders are found through the ``thatch_embedder`` hook. Vectors carry the
+``model_id`` of the embedder that made them; core never compares vectors of
+two models.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+import attrs
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+
+@attrs.frozen
+class Thresholds:
+    """Cosine thresholds calibrated for one model (see docs/thresholds.md)."""
+
+    #: A memory is relevant to a query (recall nudges, ``search --min-cosine``).
+    recall: float
+    #: Two memories say the same thing (write-time warning, duplicates report).
+    dedup: float
+    #: Where these numbers came from: a script name, or "default" when uncalibrated.
+    source: str = "default"
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns text into unit-length float32 vectors."""
+
+    #: Stable id of the exact weights, stored beside every vector.
+    model_id: str
+    #: Length of each vector.
+    dim: int
+
+    def embed_query(self, text: str) -> npt.NDArray[np.float32]:
+        """One search query as a vector of length ``dim``."""
+
+    def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Texts to store, as a ``(len(texts), dim)`` matrix."""
+
+    def thresholds(self) -> Thresholds:
+        """The thresholds calibrated for this model."""

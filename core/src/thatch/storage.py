@@ -1,0 +1,99 @@
+"""The storage contract every backend implements.
+
+Backends are found through the ``thatch_storage`` hook. Core validates names,
+redacts secrets and computes embeddings before it calls a backend, so a
+backend only stores, indexes and searches. ``tests/contract`` holds the suite
+every backend must pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+from thatch.models import Memory, NewMemory, Scope, ScoredId, StoreInfo, WriteResult
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    Vector = npt.NDArray[np.float32]
+    Matrix = npt.NDArray[np.float32]
+
+
+@runtime_checkable
+class Storage(Protocol):
+    """A place that keeps memories durably and searches them."""
+
+    #: Short backend name shown by ``thatch stores --json`` and ``doctor``.
+    backend: str
+
+    def close(self) -> None:
+        """Release connections; the object is not used afterwards."""
+
+    def integrity_problems(self) -> list[str]:
+        """Check the stored data; an empty list means it is sound."""
+
+    # -- writes ------------------------------------------------------------
+    def write_memories(self, items: Sequence[NewMemory]) -> list[WriteResult]:
+        """Create or update memories by (store, label), all in one transaction.
+
+        An item whose content, branch and model equal the stored ones is
+        ``unchanged`` and not written. Updating an archived memory raises
+        :class:`thatch.errors.ArchivedMemoryError` and writes none of the
+        items. When a memory's content changes, reviewed duplicate pairs that
+        involve it are forgotten (the review was of the old text).
+        """
+
+    def delete_memory(self, store: str, label: str) -> bool:
+        """Delete a memory; False when there was none."""
+
+    def set_archived(self, store: str, label: str, archived: bool) -> Memory | None:
+        """Archive or unarchive; None when there is no such memory."""
+
+    def record_recall(self, ids: Sequence[int], when: datetime) -> None:
+        """Add one to each memory's recall count and set its last-recalled time."""
+
+    def set_embeddings(self, model: str, vectors: Sequence[tuple[int, Vector]]) -> None:
+        """Replace the vectors (and model id) of existing memories."""
+
+    def mark_reviewed(self, first_id: int, second_id: int) -> None:
+        """Record that a duplicate pair was reviewed, in either order."""
+
+    # -- reads -------------------------------------------------------------
+    def get_memory(self, store: str, label: str) -> Memory | None:
+        """One memory by store and label, archived or not."""
+
+    def get_memories(self, ids: Iterable[int]) -> dict[int, Memory]:
+        """Memories by id; ids that do not exist are left out."""
+
+    def list_memories(
+        self, stores: Sequence[str] | None = None, *, include_archived: bool = False
+    ) -> list[Memory]:
+        """Memories of the given stores (all stores when None), ordered by store, label."""
+
+    def list_stores(self) -> list[StoreInfo]:
+        """Every store that holds at least one memory, by name."""
+
+    def vector_search(self, query: Vector, model: str, scope: Scope, limit: int) -> list[ScoredId]:
+        """Unarchived memories in scope embedded by ``model``, best cosine first."""
+
+    def text_search(self, query: str, scope: Scope, limit: int) -> list[ScoredId]:
+        """Unarchived memories in scope whose label or content match the words, best first.
+
+        ``query`` is plain user text; the backend makes it safe for its
+        full-text syntax. Scores are backend-specific; only the order counts.
+        """
+
+    def embeddings(self, ids: Iterable[int], model: str) -> dict[int, Vector]:
+        """Stored vectors of these memories that were made by ``model``."""
+
+    def store_matrix(self, store: str, model: str) -> tuple[list[int], Matrix]:
+        """Ids and vectors (one row each) of a store's unarchived memories of ``model``."""
+
+    def reviewed_pairs(self, store: str) -> set[tuple[int, int]]:
+        """Reviewed duplicate pairs of a store, each as (smaller id, larger id)."""
+
+    def models_in_use(self) -> dict[str, int]:
+        """How many memories carry each model id."""

@@ -1,0 +1,1 @@
+"""The thatch meta-distribution: it installs thatch-core with the default plugins."""
