@@ -93,7 +93,9 @@ def _read_toml(path: Path) -> dict[str, Any]:
     except FileNotFoundError:
         return {}
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"config file {path} is not valid TOML ({exc}); fix or delete it") from exc
+        raise ConfigError(
+            f"config file {path} is not valid TOML ({exc}); fix or delete it"
+        ) from exc
 
 
 def _table(data: Mapping[str, Any], key: str, path: Path) -> Mapping[str, Any]:

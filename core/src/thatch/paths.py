@@ -51,11 +51,16 @@ class Paths:
         import platformdirs
 
         dirs = platformdirs.PlatformDirs(APP_NAME, appauthor=False)
-        runtime = Path(dirs.user_runtime_dir)
+        state = Path(dirs.user_state_dir)
+        # Without XDG_RUNTIME_DIR platformdirs falls back to a shared /tmp
+        # folder (and warns); a folder inside the user's own state dir keeps
+        # the daemon's socket private instead.
+        has_runtime = bool(os.environ.get("XDG_RUNTIME_DIR")) or os.name != "posix"
+        runtime = Path(dirs.user_runtime_dir) if has_runtime else state / "run"
         return cls(
             config_dir=Path(dirs.user_config_dir),
             data_dir=Path(dirs.user_data_dir),
-            state_dir=Path(dirs.user_state_dir),
+            state_dir=state,
             cache_dir=Path(dirs.user_cache_dir),
             runtime_dir=runtime,
         )

@@ -1,0 +1,317 @@
+"""The Python API: ``thatch.open()`` and the :class:`Thatch` it returns.
+
+The CLI is a thin layer over this class, so everything the CLI does can be
+done from Python::
+
+    import thatch
+
+    with thatch.open(home="/tmp/th") as th:
+        th.remember("tabs", "The user indents with tabs", store="global")
+        for hit in th.recall("indentation preference"):
+            print(hit.memory.label, hit.score)
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from datetime import UTC, datetime
+from functools import cached_property
+from pathlib import Path
+from types import TracebackType
+
+from thatch.config import Config
+from thatch.duplicates import duplicate_pairs
+from thatch.embedding import Embedder, Thresholds
+from thatch.errors import InvalidInputError, NotFoundError
+from thatch.hygiene import STALE_DAYS, hygiene_report
+from thatch.memory import MemoryInput, MemoryWriter
+from thatch.models import (
+    GLOBAL_STORE,
+    DuplicatePair,
+    HygieneReport,
+    ImportResult,
+    Memory,
+    RecallHit,
+    RememberResult,
+    Scope,
+    StoreInfo,
+)
+from thatch.names import validate_label, validate_store
+from thatch.plugins import PluginInfo, Plugins
+from thatch.recall import RecallMode, recall
+from thatch.repo import branch_names, current_branch, repo_store
+from thatch.storage import Storage
+from thatch.transfer import ImportLine, export_line
+
+#: ``stores`` argument of reads: None = the repository's store and global;
+#: "all" = every store; or explicit names.
+StoreChoice = str | Sequence[str] | None
+ALL = "all"
+
+
+def open(
+    home: str | os.PathLike[str] | None = None,
+    *,
+    cwd: str | os.PathLike[str] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Thatch:
+    """Open thatch for the user (or for the isolated folder ``home``).
+
+    ``cwd`` decides the repository store and branch (default: the current
+    directory). Nothing heavy happens here: storage opens and the model
+    loads on first use.
+    """
+    config = Config.load(home, environ)
+    return Thatch(config, Plugins.load(config, environ), Path(cwd or Path.cwd()))
+
+
+class Thatch:
+    """Memories of one installation, seen from one working directory."""
+
+    def __init__(self, config: Config, plugins: Plugins, cwd: Path) -> None:
+        self.config = config
+        self.plugins = plugins
+        self.cwd = cwd
+
+    # -- lifecycle ---------------------------------------------------------
+    def __enter__(self) -> Thatch:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the storage backend if it was opened."""
+        if "storage" in self.__dict__:
+            self.storage.close()
+            del self.__dict__["storage"]
+
+    # -- parts -------------------------------------------------------------
+    @cached_property
+    def storage(self) -> Storage:
+        """The storage backend (opened on first use)."""
+        return self.plugins.storage(self.config)
+
+    @cached_property
+    def embedder(self) -> Embedder:
+        """The embedder (its model loads on the first embedding)."""
+        return self.plugins.embedder(self.config)
+
+    @cached_property
+    def repo_store(self) -> str | None:
+        """The store of the git repository at ``cwd``, if it has an origin remote."""
+        return repo_store(self.cwd)
+
+    @cached_property
+    def branch(self) -> str | None:
+        """The git branch checked out at ``cwd``."""
+        return current_branch(self.cwd)
+
+    @property
+    def default_store(self) -> str:
+        """Where a memory goes when no store is named: the repository's, else global."""
+        return self.repo_store or GLOBAL_STORE
+
+    def thresholds(self) -> Thresholds:
+        """The embedder's calibrated thresholds with the config file's overrides."""
+        calibrated = self.embedder.thresholds()
+        return Thresholds(
+            recall=self.config.recall_threshold or calibrated.recall,
+            dedup=self.config.dedup_threshold or calibrated.dedup,
+            source="config" if self._thresholds_overridden else calibrated.source,
+        )
+
+    @property
+    def _thresholds_overridden(self) -> bool:
+        return self.config.recall_threshold is not None or self.config.dedup_threshold is not None
+
+    def stores_for(self, stores: StoreChoice) -> tuple[str, ...]:
+        """Resolve a store choice to names: None → repository + global; 'all' → every store."""
+        if stores is None:
+            return tuple(dict.fromkeys(s for s in (self.repo_store, GLOBAL_STORE) if s))
+        if stores == ALL:
+            return tuple(info.name for info in self.storage.list_stores())
+        names = [stores] if isinstance(stores, str) else list(stores)
+        return tuple(validate_store(name) for name in names)
+
+    # -- writes ------------------------------------------------------------
+    @property
+    def _writer(self) -> MemoryWriter:
+        return MemoryWriter(self.storage, self.embedder, lambda: self.thresholds().dedup)
+
+    def remember(
+        self, label: str, content: str, *, store: str | None = None, branch: str | None = None
+    ) -> RememberResult:
+        """Save a fact under ``label`` (updating the memory already there)."""
+        item = MemoryInput(
+            label=label, content=content, store=store or self.default_store, branch=branch
+        )
+        return self._writer.remember(item)
+
+    def remember_many(
+        self,
+        items: Iterable[MemoryInput],
+        *,
+        on_saved: Callable[[RememberResult], None] | None = None,
+    ) -> list[RememberResult]:
+        """Save many memories in batched transactions; see :meth:`MemoryWriter.remember_many`."""
+        return self._writer.remember_many(items, on_saved=on_saved)
+
+    def import_lines(
+        self,
+        lines: Sequence[ImportLine],
+        *,
+        on_saved: Callable[[RememberResult], None] | None = None,
+    ) -> ImportResult:
+        """Import parsed lines (see :mod:`thatch.transfer`); unchanged ones add nothing."""
+        results = self.remember_many((line.memory for line in lines), on_saved=on_saved)
+        for line, result in zip(lines, results, strict=True):
+            if line.archived and not result.memory.archived:
+                self.storage.set_archived(result.memory.store, result.memory.label, True)
+        return ImportResult(
+            created=sum(r.action == "created" for r in results),
+            updated=sum(r.action == "updated" for r in results),
+            unchanged=sum(r.action == "unchanged" for r in results),
+            redactions=sum(r.redactions for r in results),
+        )
+
+    def forget(self, label: str, store: str | None = None) -> Memory:
+        """Delete a memory for good; returns what was deleted."""
+        memory = self.show(label, store)
+        self.storage.delete_memory(memory.store, memory.label)
+        return memory
+
+    def archive(self, label: str, store: str | None = None) -> Memory:
+        """Hide a memory from recall without deleting it."""
+        return self._set_archived(label, store, archived=True)
+
+    def unarchive(self, label: str, store: str | None = None) -> Memory:
+        """Bring an archived memory back into recall."""
+        return self._set_archived(label, store, archived=False)
+
+    def _set_archived(self, label: str, store: str | None, *, archived: bool) -> Memory:
+        memory = self.show(label, store)
+        updated = self.storage.set_archived(memory.store, memory.label, archived)
+        if updated is None:
+            raise NotFoundError(f"memory {label!r} was deleted meanwhile in store {memory.store}")
+        return updated
+
+    def reembed(self, *, progress: Callable[[int], None] | None = None) -> int:
+        """Re-embed every memory whose vector is of another model; returns how many."""
+        model = self.embedder.model_id
+        stale = [m for m in self.storage.list_memories(include_archived=True) if m.model != model]
+        batch = 64
+        for start in range(0, len(stale), batch):
+            chunk = stale[start : start + batch]
+            vectors = self.embedder.embed_passages([m.content for m in chunk])
+            self.storage.set_embeddings(
+                model, [(m.id, v) for m, v in zip(chunk, vectors, strict=True)]
+            )
+            if progress is not None:
+                progress(len(chunk))
+        return len(stale)
+
+    def mark_reviewed(self, first: str, second: str, store: str | None = None) -> None:
+        """Record that two memories were reviewed as not (or acceptably) duplicate."""
+        one, other = self.show(first, store), self.show(second, store)
+        if one.store != other.store:
+            raise InvalidInputError(
+                f"{first!r} is in store {one.store} and {second!r} in {other.store}; "
+                "duplicate pairs are within one store: pass --store"
+            )
+        self.storage.mark_reviewed(one.id, other.id)
+
+    # -- reads -------------------------------------------------------------
+    def recall(
+        self,
+        query: str,
+        *,
+        stores: StoreChoice = None,
+        limit: int = 5,
+        mode: RecallMode = "hybrid",
+        min_cosine: float | None = None,
+        record: bool = True,
+    ) -> list[RecallHit]:
+        """Memories for ``query`` by meaning and by words, best first."""
+        if limit < 1:
+            raise InvalidInputError(f"limit {limit} is below 1; ask for at least one result")
+        scope = Scope(stores=self.stores_for(stores), branch=self.branch)
+        return recall(
+            self.storage,
+            self.embedder,
+            query,
+            scope,
+            limit=limit,
+            mode=mode,
+            min_cosine=min_cosine,
+            record=record,
+        )
+
+    def list(self, stores: StoreChoice = None, *, include_archived: bool = False) -> list[Memory]:
+        """Memories of the chosen stores, by store and label."""
+        return self.storage.list_memories(
+            self.stores_for(stores), include_archived=include_archived
+        )
+
+    def show(self, label: str, store: str | None = None) -> Memory:
+        """One memory by label: in ``store``, else the repository's store, else global."""
+        validate_label(label)
+        candidates = [validate_store(store)] if store else self.stores_for(None)
+        for name in candidates:
+            memory = self.storage.get_memory(name, label)
+            if memory is not None:
+                return memory
+        raise NotFoundError(
+            f"no memory labelled {label!r} in {' or '.join(candidates)}; "
+            "see the labels with 'thatch list all'"
+        )
+
+    def stores(self) -> list[StoreInfo]:
+        """Every store with its memory counts."""
+        return self.storage.list_stores()
+
+    def duplicates(self, stores: StoreChoice = ALL) -> list[DuplicatePair]:
+        """Unreviewed near-duplicate pairs, closest first."""
+        threshold = self.thresholds().dedup
+        model = self.embedder.model_id
+        pairs = [
+            pair
+            for store in self.stores_for(stores)
+            for pair in duplicate_pairs(self.storage, store, model, threshold)
+        ]
+        return sorted(pairs, key=lambda pair: -pair.cosine)
+
+    def hygiene(
+        self,
+        stores: StoreChoice = ALL,
+        *,
+        now: datetime | None = None,
+        stale_days: int = STALE_DAYS,
+    ) -> HygieneReport:
+        """Stale, orphaned-branch and unreviewed duplicate memories."""
+        return hygiene_report(
+            self.list(stores),
+            self.duplicates(stores),
+            now=now or datetime.now(UTC),
+            repo_store=self.repo_store,
+            branches=branch_names(self.cwd),
+            stale_days=stale_days,
+        )
+
+    def export(self, stores: StoreChoice = ALL) -> Iterator[str]:
+        """Every memory of the chosen stores as JSON lines, archived ones included."""
+        for memory in self.list(stores, include_archived=True):
+            yield export_line(memory)
+
+    def describe_plugins(self) -> list[PluginInfo]:
+        """The loaded plugins and the hooks each implements."""
+        return self.plugins.describe()
+
+
+__all__ = ["ALL", "Thatch", "open"]

@@ -1,0 +1,165 @@
+"""Handlers of the upkeep commands: duplicates, hygiene, export, import, reembed, plugins, demo."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
+from pathlib import Path
+
+from thatch.cli import output
+from thatch.cli.memory_commands import connect
+from thatch.errors import InvalidInputError
+from thatch.models import RememberResult
+from thatch.transfer import parse_lines
+
+
+def duplicates(args: argparse.Namespace) -> int:
+    with connect(args) as th:
+        if args.mark_reviewed:
+            first, second = args.mark_reviewed
+            store = None if args.store == "all" else args.store
+            th.mark_reviewed(first, second, store)
+            output.note(f"marked '{first}' and '{second}' as reviewed")
+            return 0
+        pairs = th.duplicates(args.store)
+    if args.json:
+        output.print_json(pairs)
+        return 0
+    if not pairs:
+        output.note("no unreviewed near-duplicates")
+    for pair in pairs:
+        print(
+            f"[{pair.cosine:.3f}] {pair.first.store}: '{pair.first.label}' ~ '{pair.second.label}'"
+        )
+    if pairs:
+        output.note("after reviewing a pair: thatch duplicates --mark-reviewed LABEL OTHER")
+    return 0
+
+
+def hygiene(args: argparse.Namespace) -> int:
+    if args.days < 1:
+        raise InvalidInputError(f"--days {args.days} is below 1; use a number of days like 90")
+    with connect(args) as th:
+        report = th.hygiene(args.store, stale_days=args.days)
+    if args.json:
+        output.print_json(report)
+        return 0
+    sections = (
+        (f"not updated or recalled for {report.stale_days}+ days", report.stale),
+        ("tied to a branch that no longer exists", report.orphaned),
+    )
+    for title, memories in sections:
+        print(f"{title}: {len(memories)}")
+        for memory in memories:
+            print(
+                f"  {memory.store} / {memory.label}"
+                + (f" [{memory.branch}]" if memory.branch else "")
+            )
+    print(f"unreviewed duplicate pairs: {len(report.duplicates)}")
+    for pair in report.duplicates:
+        print(
+            f"  {pair.first.store}: '{pair.first.label}' ~ '{pair.second.label}'"
+            f" ({pair.cosine:.2f})"
+        )
+    return 0
+
+
+def export(args: argparse.Namespace) -> int:
+    with connect(args) as th:
+        for line in th.export(args.store):
+            sys.stdout.write(line + "\n")
+    return 0
+
+
+def import_file(args: argparse.Namespace) -> int:
+    source = "stdin" if args.file == "-" else args.file
+    lines = _read_lines(args.file)
+    # Everything is parsed and validated first: a bad line changes nothing.
+    parsed = list(parse_lines(lines, source))
+    with connect(args) as th, _progress(len(parsed), "importing") as advance:
+
+        def saved(result: RememberResult) -> None:
+            advance(1)
+            if args.json:
+                output.print_json_line(
+                    {
+                        "saved": result.memory.label,
+                        "store": result.memory.store,
+                        "action": result.action,
+                    }
+                )
+
+        totals = th.import_lines(parsed, on_saved=saved)
+    if args.json:
+        output.print_json_line({"done": totals})
+    else:
+        output.note(
+            f"imported {len(parsed)} lines: {totals.created} created, {totals.updated} updated, "
+            f"{totals.unchanged} unchanged, {totals.redactions} secrets redacted"
+        )
+    return 0
+
+
+def _read_lines(file: str) -> list[str]:
+    if file == "-":
+        return sys.stdin.read().splitlines()
+    path = Path(file)
+    try:
+        return path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise InvalidInputError(
+            f"import file {file} does not exist; give a JSON lines file"
+        ) from None
+    except (IsADirectoryError, UnicodeDecodeError) as exc:
+        raise InvalidInputError(f"import file {file} is not a UTF-8 text file ({exc})") from None
+
+
+def _progress(total: int, what: str) -> AbstractContextManager[Callable[[int], None]]:
+    """A progress bar on stderr when it is a terminal; a no-op otherwise."""
+    if not sys.stderr.isatty() or total == 0:
+        return nullcontext(lambda _count: None)
+    from tqdm import tqdm
+
+    class _Bar(AbstractContextManager[Callable[[int], None]]):
+        def __enter__(self) -> Callable[[int], None]:
+            self.bar = tqdm(total=total, desc=what, unit="memory", file=sys.stderr)
+            return self.bar.update
+
+        def __exit__(self, *exc_info: object) -> None:
+            self.bar.close()
+
+    return _Bar()
+
+
+def reembed(args: argparse.Namespace) -> int:
+    with connect(args) as th:
+        model = th.embedder.model_id
+        pending = sum(count for name, count in th.storage.models_in_use().items() if name != model)
+        with _progress(pending, "re-embedding") as advance:
+            done = th.reembed(progress=advance)
+    output.note(f"re-embedded {done} memories with {model}")
+    return 0
+
+
+def plugins(args: argparse.Namespace) -> int:
+    with connect(args) as th:
+        infos = th.describe_plugins()
+    if args.json:
+        output.print_json(infos)
+        return 0
+    if not infos:
+        output.note("no plugins loaded (is THATCH_LOAD_PLUGINS set to an empty list?)")
+    rows = [
+        (info.name, info.distribution or "-", info.version or "-", ", ".join(info.hooks))
+        for info in infos
+    ]
+    output.print_table(rows, ("NAME", "DISTRIBUTION", "VERSION", "HOOKS"))
+    return 0
+
+
+def demo(args: argparse.Namespace) -> int:
+    from thatch.demo import run_demo
+
+    return run_demo()

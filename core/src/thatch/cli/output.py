@@ -1,0 +1,112 @@
+"""Printing results: JSON for scripts, short aligned text for people."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from thatch.models import Memory, RecallHit, RememberResult
+from thatch.serialize import to_json_data
+
+
+def print_json(data: Any) -> None:
+    """Any thatch record or plain data as indented JSON on stdout."""
+    print(json.dumps(to_json_data(data), indent=2, ensure_ascii=False))
+
+
+def print_json_line(data: Any) -> None:
+    """One compact JSON line, flushed so a reader sees it at once."""
+    print(json.dumps(to_json_data(data), ensure_ascii=False), flush=True)
+
+
+def note(message: str) -> None:
+    """A message for the person at the terminal, on stderr so stdout stays data."""
+    print(message, file=sys.stderr)
+
+
+def shorten(text: str, width: int = 80) -> str:
+    """One line of at most ``width`` characters."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def print_table(rows: Sequence[Sequence[str]], headers: Sequence[str]) -> None:
+    """Columns aligned on the widest cell."""
+    if not rows:
+        return
+    widths = [max(len(str(row[i])) for row in [headers, *rows]) for i in range(len(headers))]
+    for row in [headers, *rows]:
+        cells = [str(cell).ljust(width) for cell, width in zip(row, widths, strict=True)]
+        print("  ".join(cells).rstrip())
+
+
+def hit_data(hit: RecallHit) -> dict[str, Any]:
+    """A recall hit as the flat JSON object scripts read."""
+    memory = hit.memory
+    return {
+        "label": memory.label,
+        "store": memory.store,
+        "content": memory.content,
+        "score": hit.score,
+        "cosine": hit.cosine,
+        "text_rank": hit.text_rank,
+        "model": memory.model,
+        "branch": memory.branch,
+    }
+
+
+def print_hits(hits: Sequence[RecallHit]) -> None:
+    """Recall hits for a person: rank, score, store/label, then the content."""
+    if not hits:
+        note("no memories found")
+        return
+    for rank, hit in enumerate(hits, 1):
+        memory = hit.memory
+        print(f"{rank}. [{hit.score:.3f}] {memory.store} / {memory.label}")
+        print(f"   {shorten(memory.content, 100)}")
+
+
+def print_memories(memories: Iterable[Memory]) -> None:
+    """A table of memories: store, label, branch, the start of the content."""
+    rows = [
+        (
+            m.store,
+            m.label + (" (archived)" if m.archived else ""),
+            m.branch or "",
+            shorten(m.content, 60),
+        )
+        for m in memories
+    ]
+    if not rows:
+        note("no memories")
+    print_table(rows, ("STORE", "LABEL", "BRANCH", "CONTENT"))
+
+
+def print_memory(memory: Memory) -> None:
+    """Every field of one memory."""
+    print(f"{memory.store} / {memory.label}" + ("  (archived)" if memory.archived else ""))
+    if memory.branch:
+        print(f"branch:   {memory.branch}")
+    print(f"model:    {memory.model}")
+    print(f"created:  {memory.created_at:%Y-%m-%d %H:%M} UTC")
+    print(f"updated:  {memory.updated_at:%Y-%m-%d %H:%M} UTC")
+    recalled = f"{memory.last_recalled_at:%Y-%m-%d %H:%M} UTC" if memory.last_recalled_at else "-"
+    print(f"recalled: {memory.recall_count} times, last {recalled}")
+    print()
+    print(memory.content)
+
+
+def describe_remember(result: RememberResult) -> None:
+    """What remember did, said on stderr (the content is never echoed)."""
+    memory = result.memory
+    note(f"{result.action} memory '{memory.label}' in {memory.store} ({memory.model})")
+    if result.redactions:
+        plural = "s" if result.redactions != 1 else ""
+        note(f"redacted {result.redactions} secret{plural} before saving")
+    for similar in result.similar:
+        note(
+            f"note: similar to '{similar.label}' in {similar.store} (cosine {similar.cosine:.2f});"
+            " review with 'thatch duplicates'"
+        )

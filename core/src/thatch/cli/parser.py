@@ -1,0 +1,120 @@
+"""The argument parser: every subcommand, its arguments and its handler."""
+
+from __future__ import annotations
+
+import argparse
+
+from thatch.cli import maintenance_commands as maintenance
+from thatch.cli import memory_commands as memory
+
+STORE_HELP = "a store name, or 'all' (default: this repository's store and global)"
+
+
+def _common() -> argparse.ArgumentParser:
+    # SUPPRESS lets --home appear before or after the subcommand without the
+    # subcommand's default overwriting a value given before it.
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--home",
+        default=argparse.SUPPRESS,
+        help="keep config, data and state under this folder (also THATCH_HOME)",
+    )
+    return common
+
+
+def _reader(common: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    reader = argparse.ArgumentParser(add_help=False, parents=[common])
+    reader.add_argument("--json", action="store_true", help="print JSON")
+    return reader
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The whole ``thatch`` command line."""
+    common = _common()
+    reader = _reader(common)
+    parser = argparse.ArgumentParser(
+        prog="thatch",
+        description="Memory and a user decision model for AI coding agents, kept on your machine.",
+        parents=[common],
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def add(
+        name: str, handler: object, help_text: str, *, reads: bool = False
+    ) -> argparse.ArgumentParser:
+        sub = commands.add_parser(
+            name, help=help_text, description=help_text, parents=[reader if reads else common]
+        )
+        sub.set_defaults(run=handler)
+        return sub
+
+    sub = add(
+        "remember", memory.remember, "save a memory (or update the one with this label)", reads=True
+    )
+    sub.add_argument("label")
+    sub.add_argument("content", help="the fact to remember; '-' reads it from stdin")
+    sub.add_argument("--store", help="store to save in (default: this repository's, else global)")
+    sub.add_argument("--branch", help="recall this memory only on this git branch")
+
+    sub = add("search", memory.search, "recall memories by meaning and by words", reads=True)
+    sub.add_argument("query", help="what to look for; '-' reads one query a line from stdin")
+    sub.add_argument("store", nargs="?", help=STORE_HELP)
+    sub.add_argument("--limit", type=int, default=5, help="how many results (default 5)")
+    sub.add_argument("--min-cosine", type=float, help="drop results less similar than this")
+    sub.add_argument(
+        "--mode",
+        choices=("hybrid", "vector", "words"),
+        default="hybrid",
+        help="rank by meaning and words (default), meaning only, or words only",
+    )
+
+    sub = add("list", memory.list_memories, "list memories", reads=True)
+    sub.add_argument("store", nargs="?", help=STORE_HELP)
+    sub.add_argument("--archived", action="store_true", help="include archived memories")
+
+    sub = add("show", memory.show, "show one memory", reads=True)
+    sub.add_argument("label")
+    sub.add_argument("store", nargs="?", help="its store (default: this repository's, else global)")
+
+    for name, handler, text in (
+        ("forget", memory.forget, "delete a memory for good"),
+        ("archive", memory.archive, "hide a memory from recall, keeping it"),
+        ("unarchive", memory.unarchive, "bring an archived memory back"),
+    ):
+        sub = add(name, handler, text, reads=True)
+        sub.add_argument("label")
+        sub.add_argument(
+            "store", nargs="?", help="its store (default: this repository's, else global)"
+        )
+
+    add("stores", memory.stores, "list stores and how many memories each holds", reads=True)
+
+    sub = add(
+        "duplicates", maintenance.duplicates, "near-duplicate memories not yet reviewed", reads=True
+    )
+    sub.add_argument("store", nargs="?", default="all", help="a store name or 'all' (default)")
+    sub.add_argument(
+        "--mark-reviewed",
+        nargs=2,
+        metavar=("LABEL", "OTHER"),
+        help="record that this pair was reviewed so it is not reported again",
+    )
+
+    sub = add("hygiene", maintenance.hygiene, "stale, orphaned and duplicate memories", reads=True)
+    sub.add_argument("store", nargs="?", default="all", help="a store name or 'all' (default)")
+    sub.add_argument("--days", type=int, default=90, help="stale after this many days (default 90)")
+
+    sub = add("export", maintenance.export, "write memories as JSON lines to stdout")
+    sub.add_argument("--store", default="all", help="one store (default: all)")
+
+    sub = add(
+        "import", maintenance.import_file, "import memories from a JSON lines file", reads=True
+    )
+    sub.add_argument(
+        "file", help='JSON lines {"label", "content", "store", "branch"?}; - for stdin'
+    )
+
+    add("reembed", maintenance.reembed, "re-embed memories made with another model")
+    add("plugins", maintenance.plugins, "list loaded plugins and their hooks", reads=True)
+    add("demo", maintenance.demo, "remember and recall a few memories in a throw-away home")
+    return parser

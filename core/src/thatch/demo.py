@@ -1,0 +1,78 @@
+"""``thatch demo``: the main job end to end, in a throw-away home.
+
+It saves a few memories with the real embedding model, recalls them by
+meaning and by words, shows that stores stay apart and that secrets are
+redacted, then deletes the home. Later features extend the story here.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+
+from thatch.api import open as open_thatch
+from thatch.cli.output import print_hits
+
+MEMORIES = (
+    ("tabs", "The user indents with tabs, never spaces.", "global"),
+    ("commit-style", "Commit messages are imperative and under 72 characters.", "global"),
+    (
+        "test-command",
+        "Run the test suite with `uv run pytest -x`; it needs no network.",
+        "acme/web",
+    ),
+    ("db-engine", "acme/web stores sessions in PostgreSQL 16, not Redis.", "acme/web"),
+    (
+        "deploy",
+        "Deploys go through the `make release` target; never push tags by hand.",
+        "acme/web",
+    ),
+    (
+        "api-auth",
+        "acme/api authenticates with token AKIA" + "ABCDEFGHIJKLMNOP in the CI env.",
+        "acme/api",
+    ),
+)
+
+QUERIES = (
+    ("indentation preference", "acme/web", "by meaning: no word in common with 'tabs'"),
+    ("which database holds sessions?", "acme/web", "by meaning and words"),
+    ("make release", "acme/web", "by words"),
+    ("how do I authenticate?", "acme/web", "acme/api's memory stays in acme/api"),
+)
+
+
+def _step(title: str) -> None:
+    print(f"\n== {title}")
+
+
+def run_demo() -> int:
+    """Run the demo; returns the exit status."""
+    with tempfile.TemporaryDirectory(prefix="thatch-demo-") as home, open_thatch(home) as th:
+        print(f"thatch demo in a throw-away home: {home}")
+        _step("remember")
+        started = time.perf_counter()
+        for label, content, store in MEMORIES:
+            result = th.remember(label, content, store=store)
+            extra = f", {result.redactions} secret redacted" if result.redactions else ""
+            print(f"  {result.action} {store} / {label}{extra}")
+        print(
+            f"  ({len(MEMORIES)} memories in {time.perf_counter() - started:.2f} s, "
+            f"model {th.embedder.model_id})"
+        )
+
+        for query, store, why in QUERIES:
+            _step(f"search {query!r} in {store} + global ({why})")
+            print_hits(th.recall(query, stores=[store, "global"], limit=3))
+
+        _step("the stored secret")
+        print("  " + th.show("api-auth", "acme/api").content)
+
+        _step("stores")
+        for info in th.stores():
+            print(f"  {info.name}: {info.memories} memories")
+    print(
+        "\nThe home was deleted. Try it for real: thatch remember LABEL CONTENT, "
+        "thatch search QUERY"
+    )
+    return 0

@@ -1,0 +1,45 @@
+"""The hygiene report: memories that are stale, orphaned or duplicated."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+
+from thatch.models import DuplicatePair, HygieneReport, Memory
+
+STALE_DAYS = 90
+
+
+def is_stale(memory: Memory, now: datetime, days: int = STALE_DAYS) -> bool:
+    """Neither updated nor recalled in the last ``days`` days."""
+    last_touched = max(memory.updated_at, memory.last_recalled_at or memory.updated_at)
+    return now - last_touched >= timedelta(days=days)
+
+
+def hygiene_report(
+    memories: Sequence[Memory],
+    duplicates: Sequence[DuplicatePair],
+    *,
+    now: datetime,
+    repo_store: str | None,
+    branches: set[str] | None,
+    stale_days: int = STALE_DAYS,
+) -> HygieneReport:
+    """Classify ``memories``.
+
+    A memory is orphaned when it is tied to a branch of the current
+    repository (``repo_store``) that ``branches`` no longer holds; branches of
+    other repositories cannot be seen from here, so they are never reported.
+    """
+    orphaned = tuple(
+        memory
+        for memory in memories
+        if memory.branch is not None
+        and branches is not None
+        and memory.store == repo_store
+        and memory.branch not in branches
+    )
+    stale = tuple(memory for memory in memories if is_stale(memory, now, stale_days))
+    return HygieneReport(
+        stale=stale, orphaned=orphaned, duplicates=tuple(duplicates), stale_days=stale_days
+    )

@@ -1,0 +1,181 @@
+"""Writing memories: validation, redaction, embedding, near-duplicate warnings.
+
+Every path that saves a memory (the CLI, the API, import, later the MCP
+server) goes through :class:`MemoryWriter`, so no memory reaches storage
+unvalidated, unredacted or without its model id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+
+import attrs
+
+from thatch.embedding import Embedder
+from thatch.errors import InvalidInputError
+from thatch.models import (
+    Memory,
+    NewMemory,
+    RememberResult,
+    Scope,
+    Similar,
+    WriteResult,
+)
+from thatch.names import validate_branch, validate_label, validate_store
+from thatch.redact import redact
+from thatch.storage import Storage
+
+MAX_CONTENT = 20_000
+#: How many near duplicates a write reports at most.
+SIMILAR_LIMIT = 3
+
+
+@attrs.frozen
+class MemoryInput:
+    """A memory as a caller gives it, before validation."""
+
+    label: str
+    content: str
+    store: str
+    branch: str | None = None
+
+
+@attrs.frozen
+class _Prepared:
+    item: MemoryInput
+    content: str
+    redactions: int
+
+
+class MemoryWriter:
+    """Saves memories through a storage backend with one embedder's vectors."""
+
+    def __init__(
+        self, storage: Storage, embedder: Embedder, dedup_threshold: Callable[[], float]
+    ) -> None:
+        self._storage = storage
+        self._embedder = embedder
+        self._dedup_threshold = dedup_threshold
+
+    def remember(self, item: MemoryInput) -> RememberResult:
+        """Create or update one memory; warns (never blocks) about near duplicates."""
+        return self.remember_many([item])[0]
+
+    def remember_many(
+        self,
+        items: Iterable[MemoryInput],
+        *,
+        on_saved: Callable[[RememberResult], None] | None = None,
+        batch_size: int = 64,
+    ) -> list[RememberResult]:
+        """Save items in batches, each batch one transaction.
+
+        ``on_saved`` is called for each memory once its batch is committed,
+        so a caller that reports progress never reports an unsaved memory.
+        """
+        results: list[RememberResult] = []
+        batch: list[_Prepared] = []
+        for item in items:
+            batch.append(_prepare(item))
+            if len(batch) >= batch_size:
+                results.extend(self._save(batch, on_saved))
+                batch = []
+        if batch:
+            results.extend(self._save(batch, on_saved))
+        return results
+
+    def _save(
+        self, batch: Sequence[_Prepared], on_saved: Callable[[RememberResult], None] | None
+    ) -> list[RememberResult]:
+        model = self._embedder.model_id
+        # Unchanged memories need no embedding: importing a file twice is cheap.
+        changed = [p for p in batch if not self._is_unchanged(p, model)]
+        vectors = self._embedder.embed_passages([p.content for p in changed]) if changed else []
+        vector_of = {id(p): vectors[i] for i, p in enumerate(changed)}
+        similar = {id(p): self._similar(p, vector_of[id(p)]) for p in changed}
+        new = [
+            NewMemory(
+                store=p.item.store,
+                label=p.item.label,
+                content=p.content,
+                branch=p.item.branch,
+                model=model,
+                embedding=vector_of[id(p)],
+            )
+            for p in changed
+        ]
+        written: dict[tuple[str, str], WriteResult] = {
+            (r.memory.store, r.memory.label): r for r in self._storage.write_memories(new)
+        }
+        results = []
+        for prepared in batch:
+            key = (prepared.item.store, prepared.item.label)
+            if key in written:
+                outcome = written[key]
+                memory, action = outcome.memory, outcome.action
+            else:
+                memory, action = self._existing(prepared), "unchanged"
+            result = RememberResult(
+                memory=memory,
+                action=action,
+                redactions=prepared.redactions,
+                similar=similar.get(id(prepared), ()),
+            )
+            results.append(result)
+            if on_saved is not None:
+                on_saved(result)
+        return results
+
+    def _existing(self, prepared: _Prepared) -> Memory:
+        memory = self._storage.get_memory(prepared.item.store, prepared.item.label)
+        assert memory is not None, "an unchanged memory exists by definition"
+        return memory
+
+    def _is_unchanged(self, prepared: _Prepared, model: str) -> bool:
+        current = self._storage.get_memory(prepared.item.store, prepared.item.label)
+        return (
+            current is not None
+            and current.content == prepared.content
+            and current.branch == prepared.item.branch
+            and current.model == model
+        )
+
+    def _similar(self, prepared: _Prepared, vector: object) -> tuple[Similar, ...]:
+        store, label = prepared.item.store, prepared.item.label
+        threshold = self._dedup_threshold()
+        hits = self._storage.vector_search(
+            vector,  # type: ignore[arg-type]
+            self._embedder.model_id,
+            Scope(stores=(store,), branch=prepared.item.branch),
+            SIMILAR_LIMIT + 1,
+        )
+        close = [hit for hit in hits if hit.score >= threshold]
+        memories = self._storage.get_memories(hit.id for hit in close)
+        return tuple(
+            Similar(store=store, label=memories[hit.id].label, cosine=round(hit.score, 4))
+            for hit in close
+            if hit.id in memories and memories[hit.id].label != label
+        )[:SIMILAR_LIMIT]
+
+
+def _prepare(item: MemoryInput) -> _Prepared:
+    """Validate names and redact secrets; raises before anything is written."""
+    validate_store(item.store)
+    validate_label(item.label)
+    validate_branch(item.branch)
+    if redact(item.label).count:
+        raise InvalidInputError(
+            "label looks like it holds a secret (a token or key); "
+            "use a plain name such as 'api-auth'"
+        )
+    if not item.content.strip():
+        raise InvalidInputError(
+            f"content of memory {item.label!r} is empty; give the fact to remember"
+        )
+    if len(item.content) > MAX_CONTENT:
+        raise InvalidInputError(
+            f"content of memory {item.label!r} has {len(item.content)} characters, over "
+            f"{MAX_CONTENT}; split it into several memories"
+        )
+    redaction = redact(item.content)
+    return _Prepared(item=item, content=redaction.text, redactions=redaction.count)

@@ -1,0 +1,70 @@
+"""Recall: memories found by meaning and by words, fused into one ranking."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Literal
+
+from thatch.embedding import Embedder
+from thatch.fusion import fuse
+from thatch.models import RecallHit, Scope
+from thatch.storage import Storage
+
+RecallMode = Literal["hybrid", "vector", "words"]
+#: Each list is searched this many times deeper than the results asked for,
+#: so a memory ranked low by one signal can still be lifted by the other.
+CANDIDATE_FACTOR = 4
+MIN_CANDIDATES = 20
+
+
+def recall(
+    storage: Storage,
+    embedder: Embedder,
+    query: str,
+    scope: Scope,
+    *,
+    limit: int = 5,
+    mode: RecallMode = "hybrid",
+    min_cosine: float | None = None,
+    record: bool = True,
+) -> list[RecallHit]:
+    """The ``limit`` best memories in ``scope`` for ``query``.
+
+    ``min_cosine`` drops hits whose meaning is further than that from the
+    query, whatever their words. ``record`` counts the hits as recalled.
+    """
+    if not query.strip() or limit <= 0:
+        return []
+    depth = max(limit * CANDIDATE_FACTOR, MIN_CANDIDATES)
+    model = embedder.model_id
+    vector = embedder.embed_query(query)
+    by_meaning = storage.vector_search(vector, model, scope, depth) if mode != "words" else []
+    by_words = storage.text_search(query, scope, depth) if mode != "vector" else []
+
+    cosine = {hit.id: hit.score for hit in by_meaning}
+    missing = [hit.id for hit in by_words if hit.id not in cosine]
+    if missing:
+        for memory_id, stored in storage.embeddings(missing, model).items():
+            cosine[memory_id] = float(stored @ vector)
+
+    fused = fuse([hit.id for hit in by_meaning], [hit.id for hit in by_words])
+    # A memory without a vector of this model cannot be compared: it waits
+    # for `thatch reembed` rather than being ranked on words alone.
+    fused = [item for item in fused if item.id in cosine]
+    if min_cosine is not None:
+        fused = [item for item in fused if cosine[item.id] >= min_cosine]
+    fused = fused[:limit]
+    memories = storage.get_memories(item.id for item in fused)
+    hits = [
+        RecallHit(
+            memory=memories[item.id],
+            score=round(item.score, 4),
+            cosine=round(cosine[item.id], 4),
+            text_rank=item.text_rank,
+        )
+        for item in fused
+        if item.id in memories
+    ]
+    if record and hits:
+        storage.record_recall([hit.memory.id for hit in hits], datetime.now(UTC))
+    return hits

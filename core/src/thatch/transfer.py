@@ -1,0 +1,73 @@
+"""JSON Lines export and import.
+
+An export line is one memory: ``{"label", "content", "store", "branch",
+"archived", "created_at", "updated_at"}``. An import line needs ``label``,
+``content`` and ``store`` (``branch`` and ``archived`` are optional, other
+keys are ignored), so an export can be imported again as it is.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import attrs
+
+from thatch.errors import InvalidInputError
+from thatch.memory import MemoryInput
+from thatch.models import Memory
+from thatch.names import validate_branch, validate_label, validate_store
+from thatch.serialize import to_json_data
+
+REQUIRED = ("label", "content", "store")
+
+
+@attrs.frozen
+class ImportLine:
+    """One parsed line of an import file."""
+
+    memory: MemoryInput
+    archived: bool = False
+
+
+def export_line(memory: Memory) -> str:
+    """One memory as a JSON line (no vector: vectors belong to a model, not to the fact)."""
+    data = to_json_data(memory)
+    keep = ("label", "content", "store", "branch", "archived", "created_at", "updated_at")
+    return json.dumps({key: data[key] for key in keep}, ensure_ascii=False)
+
+
+def parse_lines(lines: Iterable[str], source: str) -> Iterator[ImportLine]:
+    """Parse and validate every line; errors name ``source`` and the line number."""
+    for number, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        where = f"{source} line {number}"
+        try:
+            data: Any = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise InvalidInputError(
+                f"{where} is not JSON ({exc.msg}); each line must be an object like "
+                '{"label": "tabs", "content": "...", "store": "global"}'
+            ) from None
+        if not isinstance(data, dict):
+            raise InvalidInputError(f"{where} is not a JSON object; write one object per line")
+        for key in REQUIRED:
+            if not isinstance(data.get(key), str):
+                raise InvalidInputError(f'{where} has no string "{key}"; add it')
+        branch = data.get("branch")
+        if branch is not None and not isinstance(branch, str):
+            raise InvalidInputError(f'{where}: "branch" must be a string or null')
+        try:
+            validate_store(data["store"])
+            validate_label(data["label"])
+            validate_branch(branch)
+        except InvalidInputError as exc:
+            raise InvalidInputError(f"{where}: {exc}") from None
+        yield ImportLine(
+            memory=MemoryInput(
+                label=data["label"], content=data["content"], store=data["store"], branch=branch
+            ),
+            archived=data.get("archived") is True,
+        )

@@ -1,0 +1,71 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from thatch.config import DEFAULT_MODEL, Config
+from thatch.errors import ConfigError
+from thatch.paths import Paths
+
+
+def test_home_puts_every_folder_under_it(tmp_path: Path) -> None:
+    paths = Paths.under_home(tmp_path)
+    for folder in (
+        paths.config_dir,
+        paths.data_dir,
+        paths.state_dir,
+        paths.cache_dir,
+        paths.runtime_dir,
+    ):
+        assert folder.is_relative_to(tmp_path)
+    assert paths.default_db_path == tmp_path / "data" / "thatch.db"
+
+
+def test_thatch_home_environment_is_used(tmp_path: Path) -> None:
+    config = Config.load(environ={"THATCH_HOME": str(tmp_path)})
+    assert config.paths.home == tmp_path.resolve()
+    assert config.db_path == tmp_path.resolve() / "data" / "thatch.db"
+    assert config.model == DEFAULT_MODEL
+
+
+def test_without_home_platform_folders_are_used() -> None:
+    config = Config.load(environ={})
+    assert config.paths.home is None
+    assert "thatch" in str(config.paths.data_dir)
+
+
+def test_environment_overrides_file(tmp_path: Path) -> None:
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "config.toml").write_text(
+        '[storage]\ndb_path = "/from/file.db"\n[embedder]\nmodel = "from-file"\n'
+        '[plugins]\nblocked = ["receptor"]\n[thresholds]\nrecall = 0.4\n'
+    )
+    from_file = Config.load(tmp_path, environ={})
+    assert from_file.db_path == Path("/from/file.db")
+    assert from_file.model == "from-file"
+    assert from_file.blocked_plugins == ("receptor",)
+    assert from_file.recall_threshold == 0.4
+    env = {"THATCH_DB_PATH": "/env.db", "THATCH_MODEL": "env-model", "THATCH_MODEL_PATH": "/m"}
+    overridden = Config.load(tmp_path, environ=env)
+    assert overridden.db_path == Path("/env.db")
+    assert overridden.model == "env-model"
+    assert overridden.model_path == Path("/m")
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ("[plugins\n", "not valid TOML"),
+        ('plugins = "x"\n', "[plugins] must be a table"),
+        ("[plugins]\nblocked = 3\n", "blocked must be a list"),
+        ("[thresholds]\nrecall = 7\n", "thresholds.recall = 7 is not a cosine"),
+    ],
+)
+def test_bad_config_names_file_and_fix(tmp_path: Path, text: str, fragment: str) -> None:
+    (tmp_path / "config").mkdir()
+    config_file = tmp_path / "config" / "config.toml"
+    config_file.write_text(text)
+    with pytest.raises(ConfigError) as caught:
+        Config.load(tmp_path, environ={})
+    assert fragment in str(caught.value)
+    assert str(config_file) in str(caught.value)
