@@ -26,4 +26,4 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     folder = tmp_path / "home"
     folder.mkdir()
     monkeypatch.setenv("THATCH_HOME", str(folder))
-    yield folder
+    return folder

@@ -1,0 +1,68 @@
+"""Secrets never stored nor printed; plugins listed; a missing plugin explained."""
+
+from __future__ import annotations
+
+from integration.conftest import Runner, as_json
+
+# Built by concatenation so the repository holds no string that looks like a live key.
+AWS_KEY = "AKIA" + "Q3EXAMPLEZ7ABCDE"
+GITHUB_TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+
+
+def test_secrets_are_redacted_before_storing_and_never_printed(thatch: Runner) -> None:
+    content = f"Deploy uses key {AWS_KEY} and the bot token {GITHUB_TOKEN} for releases"
+    saved = thatch("remember", "deploy-creds", content, "--store", "global")
+    assert "redacted 2 secrets" in saved.stderr
+    outputs = [
+        saved,
+        thatch("remember", "deploy-creds", content, "--store", "global", "--json"),
+        thatch("show", "deploy-creds", "global"),
+        thatch("show", "deploy-creds", "global", "--json"),
+        thatch("search", "deploy key for releases", "--json"),
+        thatch("search", "deploy key for releases"),
+        thatch("list", "all"),
+        thatch("list", "all", "--json"),
+        thatch("export"),
+    ]
+    for completed in outputs:
+        for secret in (AWS_KEY, GITHUB_TOKEN):
+            assert secret not in completed.stdout
+            assert secret not in completed.stderr
+    stored = as_json(thatch("show", "deploy-creds", "global", "--json"))["content"]
+    assert "[REDACTED:" in stored
+    assert "Deploy uses key" in stored
+
+
+def test_plugins_json_lists_the_defaults_with_their_hooks(thatch: Runner) -> None:
+    plugins = {p["name"]: p for p in as_json(thatch("plugins", "--json"))}
+    assert plugins["sqlite"]["distribution"] == "thatch-sqlite"
+    assert plugins["sqlite"]["hooks"] == ["thatch_storage"]
+    assert plugins["fastembed"]["distribution"] == "thatch-fastembed"
+    assert plugins["fastembed"]["hooks"] == ["thatch_embedder"]
+    assert plugins["sqlite"]["version"]
+
+
+def test_no_plugins_loaded_explains_instead_of_a_traceback(thatch: Runner) -> None:
+    completed = thatch("search", "anything", env={"THATCH_LOAD_PLUGINS": ""}, check=False)
+    assert completed.returncode == 1
+    assert "no storage plugin is loaded for backend 'sqlite'" in completed.stderr
+    assert "add 'sqlite' to THATCH_LOAD_PLUGINS" in completed.stderr
+    assert "Traceback" not in completed.stderr
+    only_storage = thatch("remember", "x", "y", env={"THATCH_LOAD_PLUGINS": "sqlite"}, check=False)
+    assert "no embedder plugin is loaded" in only_storage.stderr
+    assert "add 'fastembed' to THATCH_LOAD_PLUGINS" in only_storage.stderr
+    assert as_json(thatch("plugins", "--json", env={"THATCH_LOAD_PLUGINS": ""})) == []
+
+
+def test_trace_shows_hook_calls(thatch: Runner) -> None:
+    completed = thatch("list", "all", env={"THATCH_TRACE_PLUGINS": "1"})
+    assert "[thatch trace] thatch_storage(config) -> [sqlite]" in completed.stderr
+
+
+def test_demo_runs_end_to_end(thatch: Runner) -> None:
+    completed = thatch("demo")
+    assert "search 'indentation preference'" in completed.stdout
+    first_hit = completed.stdout.split("search 'indentation preference'")[1].splitlines()[1]
+    assert "global / tabs" in first_hit
+    assert "[REDACTED:" in completed.stdout
+    assert "AKIA" + "ABCDEFGHIJKLMNOP" not in completed.stdout
