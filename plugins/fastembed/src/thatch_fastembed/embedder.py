@@ -1,0 +1,352 @@
+"""FastEmbedder: thatch's default :class:`thatch.embedding.Embedder`, on fastembed.
+
+Three sources, chosen from the config:
+
+- ``config.model_path`` set: the ONNX model and tokenizer.json in that folder,
+  run as the fastembed model named ``config.model``;
+- ``config.model`` is the default name: the installed pack (all-MiniLM-L6-v2,
+  int8 ONNX), verified by size and sha256;
+- any other name: that fastembed model, downloaded into
+  ``<cache dir>/fastembed`` on first use.
+
+Nothing is imported or loaded until the first call that needs the model (for
+the pack, ``model_id`` and ``dim`` are constants; for a folder, ``model_id``
+hashes the ONNX file, which a stamp makes cheap after the first time).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import importlib.resources
+import json
+import os
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+from thatch.embedding import Thresholds
+from thatch.errors import ConfigError, PluginMissingError, ThatchError
+
+from thatch_fastembed.model_pack import (
+    DEFAULT_MODEL_ID,
+    DEFAULT_MODEL_NAME,
+    PACK_DIM,
+    ModelFiles,
+    ModelPackError,
+    assemble_model_dir,
+    file_sha256,
+    find_folder_model,
+    find_pack,
+    model_id_for,
+    verify_pack,
+)
+
+if TYPE_CHECKING:
+    from fastembed import TextEmbedding
+    from thatch.config import Config
+
+Source = Literal["pack", "folder", "hub"]
+
+#: Texts per ONNX run in :meth:`FastEmbedder.embed_passages`.
+BATCH_SIZE = 64
+#: What :meth:`FastEmbedder.thresholds` returns for a model thresholds.json does not list.
+DEFAULT_THRESHOLDS = Thresholds(
+    recall=0.3, dedup=0.9, source="default (uncalibrated for this model)"
+)
+THRESHOLDS_FILE = "thresholds.json"
+_HUB_FIX = (
+    "set THATCH_MODEL_PATH to a local folder, or unset THATCH_MODEL to use the built-in default"
+)
+
+
+@functools.cache
+def load_thresholds() -> Mapping[str, Thresholds]:
+    """The calibrated thresholds shipped in thresholds.json, by model id."""
+    resource = importlib.resources.files(__package__).joinpath(THRESHOLDS_FILE)
+    data = json.loads(resource.read_text(encoding="utf-8"))
+    if not isinstance(data, dict):
+        raise ValueError(f"{resource}: expected an object of model id -> thresholds")
+    loaded: dict[str, Thresholds] = {}
+    for model_id, entry in data.items():
+        values = entry if isinstance(entry, dict) else {}
+        recall, dedup, source = values.get("recall"), values.get("dedup"), values.get("source")
+        if not (_is_cosine(recall) and _is_cosine(dedup) and isinstance(source, str)):
+            raise ValueError(
+                f"{resource}: entry {model_id!r} must be "
+                '{"recall": <cosine>, "dedup": <cosine>, "source": "<where from>"}'
+            )
+        loaded[model_id] = Thresholds(recall=float(recall), dedup=float(dedup), source=source)
+    return loaded
+
+
+def _is_cosine(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and -1 <= value <= 1
+
+
+@contextlib.contextmanager
+def _hub_offline() -> Iterator[None]:
+    """HF_HUB_OFFLINE=1 for the duration: a local load must never reach for the network."""
+    saved = os.environ.get("HF_HUB_OFFLINE")
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop("HF_HUB_OFFLINE", None)
+        else:
+            os.environ["HF_HUB_OFFLINE"] = saved
+
+
+def _import_text_embedding() -> type[TextEmbedding]:
+    try:
+        from fastembed import TextEmbedding
+    except ImportError as exc:
+        raise PluginMissingError(
+            f"the fastembed embedder cannot run: {exc}; reinstall it with "
+            "'pip install --force-reinstall thatch-fastembed'"
+        ) from exc
+    return TextEmbedding
+
+
+def _unit_rows(matrix: Any) -> npt.NDArray[np.float32]:
+    """float32 rows scaled to length 1 (fastembed normalizes already; this is a guard)."""
+    array = np.asarray(matrix, dtype=np.float32)
+    norms = np.linalg.norm(array, axis=-1, keepdims=True)
+    return np.divide(array, np.maximum(norms, np.float32(1e-12)), dtype=np.float32)
+
+
+class FastEmbedder:
+    """Lazily loaded fastembed model; see the module docstring for the sources.
+
+    :param model: the model name (``config.model``).
+    :param model_path: a local model folder (``config.model_path``), or None.
+    :param cache_dir: thatch's cache folder; assembled models, hash stamps and
+        fastembed downloads go under it.
+    :param threads: onnxruntime threads; None lets onnxruntime choose.
+    """
+
+    def __init__(
+        self,
+        model: str = DEFAULT_MODEL_NAME,
+        *,
+        model_path: str | os.PathLike[str] | None = None,
+        cache_dir: str | os.PathLike[str],
+        threads: int | None = None,
+    ) -> None:
+        self.model_name = model
+        self.model_path = Path(model_path).expanduser() if model_path is not None else None
+        self.cache_dir = Path(cache_dir)
+        self.threads = threads
+        self.source: Source
+        if self.model_path is not None:
+            self.source = "folder"
+        elif model.casefold() == DEFAULT_MODEL_NAME.casefold():
+            self.source = "pack"
+        else:
+            self.source = "hub"
+        self._lock = threading.RLock()
+        self._model: TextEmbedding | None = None
+        self._model_id: str | None = {"pack": DEFAULT_MODEL_ID, "hub": model}.get(self.source)
+        self._dim: int | None = PACK_DIM if self.source == "pack" else None
+        self._files: ModelFiles | None = None
+        self._sha256: str | None = None
+
+    @classmethod
+    def from_config(cls, config: Config) -> FastEmbedder:
+        """The embedder ``config`` asks for (nothing is loaded yet)."""
+        return cls(config.model, model_path=config.model_path, cache_dir=config.paths.cache_dir)
+
+    def __repr__(self) -> str:
+        where = f", model_path={str(self.model_path)!r}" if self.model_path else ""
+        return (
+            f"FastEmbedder(model={self.model_name!r}{where}, source={self.source!r}, "
+            f"loaded={self.loaded})"
+        )
+
+    # ------------------------------------------------------------------ paths
+
+    @property
+    def models_dir(self) -> Path:
+        """Where assembled model folders go."""
+        return self.cache_dir / "models"
+
+    @property
+    def stamp_dir(self) -> Path:
+        """Where the sha256 stamps of model files go."""
+        return self.models_dir / "stamps"
+
+    @property
+    def fastembed_cache_dir(self) -> Path:
+        """fastembed's own cache, for models it downloads."""
+        return self.cache_dir / "fastembed"
+
+    # ------------------------------------------------------------------ identity
+
+    @property
+    def model_id(self) -> str:
+        """Stable id of the weights: ``name@sha12`` for local files, the name for hub models."""
+        if self._model_id is None:
+            with self._lock:
+                if self._model_id is None:
+                    _files, sha = self._folder_files()
+                    self._model_id = model_id_for(self.model_name, sha)
+        return self._model_id
+
+    @property
+    def dim(self) -> int:
+        """Vector length; a constant for the pack, fastembed's listing for other models."""
+        if self._dim is None:
+            with self._lock:
+                if self._dim is None:
+                    self._dim = int(self._description()["dim"])
+        return self._dim
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the model is in memory."""
+        return self._model is not None
+
+    def thresholds(self) -> Thresholds:
+        """The calibrated thresholds for this model id, else uncalibrated defaults."""
+        return load_thresholds().get(self.model_id, DEFAULT_THRESHOLDS)
+
+    # ------------------------------------------------------------------ embedding
+
+    def embed_query(self, text: str) -> npt.NDArray[np.float32]:
+        """One search query as a unit vector of shape ``(dim,)``."""
+        model = self.load()
+        vector = next(iter(model.query_embed(text)))
+        return self._checked(_unit_rows(vector))
+
+    def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Texts to store, as unit rows of a ``(len(texts), dim)`` matrix."""
+        if isinstance(texts, str):
+            raise TypeError("embed_passages takes a sequence of texts; wrap one text in a list")
+        texts = list(texts)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        model = self.load()
+        rows = list(model.passage_embed(texts, batch_size=BATCH_SIZE))
+        return self._checked(_unit_rows(np.stack(rows)))
+
+    def _checked(self, array: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        if array.shape[-1] != self.dim:
+            raise ConfigError(
+                f"the model loaded as {self.model_name!r} makes vectors of length "
+                f"{array.shape[-1]}, but that model's vectors have length {self.dim}; set "
+                "THATCH_MODEL to the name of the model the folder really holds"
+            )
+        return array
+
+    # ------------------------------------------------------------------ loading
+
+    def load(self) -> TextEmbedding:
+        """Load the model now (the embed calls do this on first use); returns it."""
+        if self._model is None:
+            with self._lock:
+                if self._model is None:
+                    self._model = self._load()
+        return self._model
+
+    def _load(self) -> TextEmbedding:
+        if self.source == "pack":
+            files = find_pack()
+            verify_pack(files, self.stamp_dir)
+            folder = assemble_model_dir(
+                files,
+                models_dir=self.models_dir,
+                model_name=DEFAULT_MODEL_NAME,
+                sha256=DEFAULT_MODEL_ID.rsplit("@", 1)[1],
+            )
+            try:
+                return self._load_local(folder)
+            except ThatchError:
+                raise
+            except Exception as exc:
+                raise ModelPackError(
+                    f"the default embedding model in {folder} failed to load ({exc}); "
+                    "reinstall thatch-fastembed, or set THATCH_MODEL_PATH to a local model folder"
+                ) from exc
+        if self.source == "folder":
+            files, sha = self._folder_files()
+            description = self._description()
+            folder = assemble_model_dir(
+                files,
+                models_dir=self.models_dir,
+                model_name=self.model_name,
+                sha256=sha,
+                model_file=str(description["model_file"]),
+            )
+            try:
+                return self._load_local(folder)
+            except ThatchError:
+                raise
+            except Exception as exc:
+                raise ConfigError(
+                    f"the model in THATCH_MODEL_PATH folder {self.model_path} failed to load as "
+                    f"{self.model_name!r} ({exc}); check that the folder holds that model's "
+                    "ONNX export and tokenizer.json, or unset THATCH_MODEL_PATH to use the "
+                    "built-in default"
+                ) from exc
+        return self._load_hub()
+
+    def _load_local(self, folder: Path) -> TextEmbedding:
+        text_embedding = _import_text_embedding()
+        with _hub_offline():
+            return text_embedding(
+                self.model_name if self.source == "folder" else DEFAULT_MODEL_NAME,
+                specific_model_path=str(folder),
+                cache_dir=str(self.fastembed_cache_dir),
+                threads=self.threads,
+                local_files_only=True,
+                enable_cpu_mem_arena=False,
+            )
+
+    def _load_hub(self) -> TextEmbedding:
+        self._description()  # a clear error for an unknown name, before any download
+        text_embedding = _import_text_embedding()
+        try:
+            return text_embedding(
+                self.model_name,
+                cache_dir=str(self.fastembed_cache_dir),
+                threads=self.threads,
+                enable_cpu_mem_arena=False,
+            )
+        except Exception as exc:
+            raise ConfigError(
+                f"embedding model {self.model_name!r} could not be downloaded or loaded "
+                f"({exc}); {_HUB_FIX}"
+            ) from exc
+
+    def _folder_files(self) -> tuple[ModelFiles, str]:
+        """The folder's files and the sha256 of its ONNX file (folder source only)."""
+        assert self.model_path is not None
+        with self._lock:
+            if self._files is None or self._sha256 is None:
+                files = find_folder_model(self.model_path)
+                self._sha256 = file_sha256(files.onnx, self.stamp_dir)
+                self._files = files
+            return self._files, self._sha256
+
+    def _description(self) -> dict[str, Any]:
+        """fastembed's listing entry for this model name (imports fastembed, loads nothing)."""
+        text_embedding = _import_text_embedding()
+        wanted = self.model_name.casefold()
+        for entry in text_embedding.list_supported_models():
+            if str(entry.get("model", "")).casefold() == wanted:
+                return entry
+        if self.source == "folder":
+            raise ConfigError(
+                f"embedding model {self.model_name!r} (THATCH_MODEL or [embedder] model) is not "
+                f"one fastembed knows, so the folder {self.model_path} cannot be loaded as it; "
+                "set THATCH_MODEL to the name of the model the folder holds (a name fastembed "
+                "supports), or unset THATCH_MODEL_PATH to use the built-in default"
+            )
+        raise ConfigError(
+            f"embedding model {self.model_name!r} (THATCH_MODEL or [embedder] model) is not "
+            f"one fastembed knows; {_HUB_FIX}"
+        )
