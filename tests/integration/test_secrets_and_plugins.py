@@ -61,8 +61,9 @@ def test_trace_shows_hook_calls(thatch: Runner) -> None:
 
 def test_demo_runs_end_to_end(thatch: Runner) -> None:
     completed = thatch("demo")
-    assert "search 'indentation preference'" in completed.stdout
-    first_hit = completed.stdout.split("search 'indentation preference'")[1].splitlines()[1]
+    assert "search 'whitespace convention'" in completed.stdout
+    first_hit = completed.stdout.split("search 'whitespace convention'")[1].splitlines()[1]
     assert "global / tabs" in first_hit
+    assert "weak match" not in first_hit
     assert "[REDACTED:" in completed.stdout
     assert "AKIA" + "ABCDEFGHIJKLMNOP" not in completed.stdout

@@ -238,12 +238,17 @@ class Thatch:
         min_cosine: float | None = None,
         record: bool = True,
     ) -> list[RecallHit]:
-        """Memories for ``query`` by meaning and by words, best first."""
+        """Memories for ``query`` by meaning and by words, best first.
+
+        ``min_cosine`` drops hits less similar in meaning than that; the
+        calibrated threshold for automatic recall is ``thresholds().recall``.
+        """
         if limit < 1:
             raise InvalidInputError(f"limit {limit} is below 1; ask for at least one result")
+        storage = self.storage  # opened first, so a missing backend is reported first
         scope = Scope(stores=self.stores_for(stores), branch=self.branch)
         return recall(
-            self.storage,
+            storage,
             self.embedder,
             query,
             scope,

@@ -35,10 +35,11 @@ MEMORIES = (
 )
 
 QUERIES = (
-    ("indentation preference", "acme/web", "by meaning: no word in common with 'tabs'"),
-    ("which database holds sessions?", "acme/web", "by meaning and words"),
+    ("whitespace convention", "acme/web", "by meaning: no word in common with 'tabs'"),
+    ("which database holds sessions?", "acme/web", "by meaning and by words"),
     ("make release", "acme/web", "by words"),
-    ("how do I authenticate?", "acme/web", "acme/api's memory stays in acme/api"),
+    ("how do I authenticate?", "acme/web", "acme/api's memory is not seen from acme/web"),
+    ("how do I authenticate?", "acme/api", "but it is from acme/api"),
 )
 
 
@@ -61,9 +62,11 @@ def run_demo() -> int:
             f"model {th.embedder.model_id})"
         )
 
+        threshold = th.thresholds().recall
+        print(f"\n(a weak match is under the calibrated recall threshold, cosine {threshold})")
         for query, store, why in QUERIES:
             _step(f"search {query!r} in {store} + global ({why})")
-            print_hits(th.recall(query, stores=[store, "global"], limit=3))
+            print_hits(th.recall(query, stores=[store, "global"], limit=2), threshold)
 
         _step("the stored secret")
         print("  " + th.show("api-auth", "acme/api").content)

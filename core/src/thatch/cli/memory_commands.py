@@ -43,10 +43,11 @@ def search(args: argparse.Namespace) -> int:
             mode=args.mode,
             min_cosine=args.min_cosine,
         )
+        threshold = th.thresholds().recall
     if args.json:
-        output.print_json([output.hit_data(hit) for hit in hits])
+        output.print_json([output.hit_data(hit, threshold) for hit in hits])
     else:
-        output.print_hits(hits)
+        output.print_hits(hits, threshold)
     return 0
 
 
@@ -64,7 +65,7 @@ def _search_stdin(th: Thatch, args: argparse.Namespace) -> int:
             answer: dict[str, Any] = {
                 "query": query,
                 "store": store or "default",
-                "results": [output.hit_data(hit) for hit in hits],
+                "results": [output.hit_data(hit, th.thresholds().recall) for hit in hits],
             }
         except ThatchError as exc:
             failed += 1

@@ -42,8 +42,12 @@ def print_table(rows: Sequence[Sequence[str]], headers: Sequence[str]) -> None:
         print("  ".join(cells).rstrip())
 
 
-def hit_data(hit: RecallHit) -> dict[str, Any]:
-    """A recall hit as the flat JSON object scripts read."""
+def hit_data(hit: RecallHit, recall_threshold: float) -> dict[str, Any]:
+    """A recall hit as the flat JSON object scripts read.
+
+    ``relevant`` says whether its cosine clears the model's calibrated recall
+    threshold: what automatic recall would have shown.
+    """
     memory = hit.memory
     return {
         "label": memory.label,
@@ -54,17 +58,25 @@ def hit_data(hit: RecallHit) -> dict[str, Any]:
         "text_rank": hit.text_rank,
         "model": memory.model,
         "branch": memory.branch,
+        "relevant": hit.cosine >= recall_threshold,
     }
 
 
-def print_hits(hits: Sequence[RecallHit]) -> None:
-    """Recall hits for a person: rank, score, store/label, then the content."""
+def print_hits(hits: Sequence[RecallHit], recall_threshold: float) -> None:
+    """Recall hits for a person: rank, score, store/label, then the content.
+
+    Hits under the calibrated recall threshold are marked as weak matches.
+    """
     if not hits:
         note("no memories found")
         return
     for rank, hit in enumerate(hits, 1):
         memory = hit.memory
-        print(f"{rank}. [{hit.score:.3f}] {memory.store} / {memory.label}")
+        weak = ", weak match" if hit.cosine < recall_threshold else ""
+        print(
+            f"{rank}. {memory.store} / {memory.label}  "
+            f"(score {hit.score:.2f}, cosine {hit.cosine:.2f}{weak})"
+        )
         print(f"   {shorten(memory.content, 100)}")
 
 

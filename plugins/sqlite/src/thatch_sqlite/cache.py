@@ -1,0 +1,145 @@
+"""The in-memory search state of one connection, kept current with the file.
+
+Two things are cached: the vector index (loading 100k vectors takes most of a
+second) and how many memories hold each query word (to choose affordable
+full-text terms, see :mod:`thatch_sqlite.fts`). The index follows every
+commit, this handle's and other processes'; the counts are recounted every
+:data:`COUNT_DRIFT` changes.
+
+Whether anything changed is cheap to ask: ``PRAGMA data_version`` moves when
+another connection commits, and :meth:`SearchCache.wrote` counts this
+handle's own commits. What changed is in the ``search_changes`` log that
+triggers fill: only those memories are re-read. Commits that change nothing
+searchable (recall counts, reviews) add nothing to the log and cost nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+
+import numpy as np
+
+from thatch_sqlite import fts
+from thatch_sqlite.vectors import VectorIndex
+
+#: Cached document counts kept before starting over; bounds a daemon's memory.
+_MAX_COUNTS = 50_000
+#: Changes after which word counts are counted again. A count only decides
+#: which words a text search can afford, and each change moves a count by at
+#: most one, so counts this far behind are still good enough; recounting on
+#: every change would make the first search after each write pay again.
+COUNT_DRIFT = 500
+
+
+class SearchCache:
+    """Vector index and word counts of one connection. The caller holds its lock."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+        self._vectors = VectorIndex()
+        self._doc_counts: dict[str, int] = {}
+        # Own commits so far, and the (data_version, commits) last synced at.
+        self._commits = 0
+        self._synced: tuple[int, int] | None = None
+        # Last search_changes entry applied, and the one the counts date from.
+        self._seq = 0
+        self._counts_seq = 0
+
+    def wrote(self) -> None:
+        """Note a commit by this connection (data_version does not see those)."""
+        self._commits += 1
+
+    def clear(self) -> None:
+        self._vectors.clear()
+        self._doc_counts.clear()
+        self._synced = None
+
+    def vectors(self, model: str) -> VectorIndex:
+        """The vector index, current and with ``model`` loaded."""
+        self._sync()
+        if not self._vectors.loaded(model):
+            # Read after _sync, so these rows are at least as new as _seq: a
+            # change also in the log is applied twice, which is harmless.
+            rows = self._conn.execute(
+                "SELECT id, store, branch, embedding FROM memories"
+                " WHERE model = ? AND archived = 0",
+                (model,),
+            ).fetchall()
+            ids, stores, branches, blobs = zip(*rows, strict=True) if rows else ((),) * 4
+            self._vectors.load(model, ids, stores, branches, blobs)
+        return self._vectors
+
+    def doc_counts(self, words: Sequence[str]) -> dict[str, int]:
+        """How many memories (archived too) hold each word, counting to just past the budget."""
+        self._sync()
+        if len(self._doc_counts) > _MAX_COUNTS:
+            self._doc_counts.clear()
+        counts = {}
+        for word in words:
+            key = word.casefold()
+            count = self._doc_counts.get(key)
+            if count is None:
+                # LIMIT: a common word costs at most MAX_POSTINGS steps to rule out.
+                count = self._conn.execute(
+                    "SELECT count(*) FROM (SELECT 1 FROM memories_fts"
+                    " WHERE memories_fts MATCH ? LIMIT ?)",
+                    (fts.phrase(word), fts.MAX_POSTINGS + 1),
+                ).fetchone()[0]
+                self._doc_counts[key] = count
+            counts[word] = count
+        return counts
+
+    def _sync(self) -> None:
+        # data_version is read before the data, so a commit racing this sync
+        # shows up as a new version next time instead of being missed.
+        version = int(self._conn.execute("PRAGMA data_version").fetchone()[0])
+        if self._synced == (version, self._commits):
+            return
+        # One read transaction: the log and the rows come from one snapshot.
+        self._conn.execute("BEGIN")
+        try:
+            self._catch_up()
+        finally:
+            self._conn.execute("COMMIT")
+        self._synced = (version, self._commits)
+
+    def _catch_up(self) -> None:
+        oldest, latest = self._conn.execute(
+            "SELECT coalesce(min(seq), 0), coalesce(max(seq), 0) FROM search_changes"
+        ).fetchone()
+        if latest == self._seq:
+            return
+        if oldest > self._seq + 1:
+            # The log was trimmed past what this handle saw: start over.
+            self._vectors.clear()
+            self._doc_counts.clear()
+        elif self._vectors.loaded():
+            self._apply_changes()
+        if latest - self._counts_seq > COUNT_DRIFT or not self._doc_counts:
+            self._doc_counts.clear()
+            self._counts_seq = latest
+        self._seq = latest
+
+    def _apply_changes(self) -> None:
+        changed = [
+            row[0]
+            for row in self._conn.execute(
+                "SELECT DISTINCT memory_id FROM search_changes WHERE seq > ?", (self._seq,)
+            )
+        ]
+        rows = self._conn.execute(
+            "SELECT id, store, branch, archived, model, embedding FROM memories"
+            " WHERE id IN (SELECT value FROM json_each(?))",
+            (json.dumps(changed),),
+        ).fetchall()
+        gone = set(changed)
+        for memory_id, store, branch, archived, model, blob in rows:
+            if not archived:
+                gone.discard(memory_id)
+                vector = np.frombuffer(blob, dtype="<f4").astype(np.float32)
+                # put() moves a memory whose store or model changed.
+                self._vectors.put(memory_id, store, model, branch, vector)
+        for memory_id in gone:  # deleted or archived
+            self._vectors.remove(memory_id)

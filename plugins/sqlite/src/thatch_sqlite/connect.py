@@ -1,0 +1,121 @@
+"""Opening the database file: permissions, connection settings, migrations.
+
+Every failure becomes a :class:`~thatch.errors.StorageError` that names the
+file and what to do about it.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import sqlite3
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from thatch.errors import StorageError
+
+from thatch_sqlite.migrations import migrate
+
+#: Milliseconds a writer waits for another one before giving up.
+BUSY_TIMEOUT_MS = 30_000
+
+# Per-connection settings, applied in this order on every open.
+_SETTINGS = (
+    # Set first: the statements below may already have to wait for a lock.
+    f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}",
+    # Sync the WAL on every commit: a memory the user saved survives a power
+    # cut, which is worth a millisecond per write.
+    "PRAGMA synchronous = FULL",
+    "PRAGMA foreign_keys = ON",
+    # Memory rows hold their vectors (1.5 kB each), so a text search touches
+    # a page per hit; reading them through a memory map instead of read()
+    # calls makes a 100k-memory text search about twice as fast. It is
+    # address space, used only as touched.
+    "PRAGMA mmap_size = 268435456",
+)
+
+
+def open_database(path: Path) -> sqlite3.Connection:
+    """Open (creating if needed) and migrate the database at ``path``.
+
+    The connection is in autocommit mode (transactions are explicit) and
+    may be used from any thread, under the caller's lock.
+    """
+    _create_private(path)
+    conn: sqlite3.Connection | None = None
+    try:
+        conn = sqlite3.connect(
+            path,
+            timeout=BUSY_TIMEOUT_MS / 1000,
+            isolation_level=None,
+            check_same_thread=False,
+        )
+        for statement in _SETTINGS:
+            conn.execute(statement)
+        _retry_when_busy(lambda: _use_wal(conn))
+        _retry_when_busy(lambda: migrate(conn, path))
+    except StorageError:
+        if conn is not None:
+            conn.close()
+        raise
+    except sqlite3.Error as exc:
+        if conn is not None:
+            conn.close()
+        raise StorageError(
+            f"cannot open the thatch database {path}: {exc}; if it is not a thatch "
+            "database, move it aside or set THATCH_DB_PATH / [storage] db_path to another file"
+        ) from exc
+    return conn
+
+
+def _use_wal(conn: sqlite3.Connection) -> None:
+    """Put the file in WAL mode: readers never block the writer nor each other.
+
+    The mode is stored in the file, so only the first open switches it.
+    """
+    if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+        conn.execute("PRAGMA journal_mode = WAL")
+
+
+def _retry_when_busy(step: Callable[[], object]) -> None:
+    """Run ``step`` until it is not refused with "database is locked", up to the timeout.
+
+    SQLite does not wait where waiting could deadlock: a connection that
+    holds a shared lock and needs an exclusive one (switching to WAL) fails
+    at once. Processes opening a new file at the same moment meet exactly
+    that; both steps are safe to repeat.
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            step()
+            return
+        except sqlite3.OperationalError as exc:
+            if not _is_busy(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(random.uniform(0.005, 0.05))
+
+
+def _is_busy(exc: sqlite3.OperationalError) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+    return "locked" in str(exc) or "busy" in str(exc)
+
+
+def _create_private(path: Path) -> None:
+    """Create the folder and an empty file, both owner-only, unless they exist.
+
+    The file is made before SQLite opens it because SQLite would create it
+    world-readable (per the umask), and it gives the -wal and -shm files the
+    mode of the database file. Existing files keep the mode the user chose.
+    """
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
+    except OSError as exc:
+        raise StorageError(
+            f"cannot open or create the database {path}: {exc.strerror}; "
+            "choose a writable place with THATCH_DB_PATH or [storage] db_path"
+        ) from exc

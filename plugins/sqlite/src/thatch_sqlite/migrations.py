@@ -1,0 +1,173 @@
+"""Versioned schema migrations, tracked in ``PRAGMA user_version``.
+
+``MIGRATIONS[n]`` takes a database from version ``n`` to ``n + 1``. To change
+the schema, append a step; never edit a released one, because databases that
+already ran it will not run it again. Each step is a tuple of single SQL
+statements (not a script) so that all missing steps run inside one
+``BEGIN IMMEDIATE`` transaction: ``executescript`` would commit half-way.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+
+from thatch.errors import StorageError
+
+Step = Sequence[str]
+
+# v1: memories, their full-text index and reviewed duplicate pairs.
+_V1: Step = (
+    # AUTOINCREMENT so a deleted memory's id is never handed to a new one:
+    # ids leak into caches, recall logs and review records.
+    """
+    CREATE TABLE memories (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        store TEXT NOT NULL,
+        label TEXT NOT NULL,
+        content TEXT NOT NULL,
+        branch TEXT,
+        archived INTEGER NOT NULL DEFAULT 0 CHECK (archived IN (0, 1)),
+        model TEXT NOT NULL,
+        embedding BLOB NOT NULL,
+        created_at REAL NOT NULL,
+        updated_at REAL NOT NULL,
+        recall_count INTEGER NOT NULL DEFAULT 0,
+        last_recalled_at REAL,
+        UNIQUE (store, label)
+    )
+    """,
+    # UNIQUE (store, label) already indexes store lookups; the vector cache
+    # loads one model's unarchived rows at a time; list_stores counts from
+    # the (store, archived) index alone instead of reading every row.
+    "CREATE INDEX memories_model ON memories (model, archived)",
+    "CREATE INDEX memories_store_archived ON memories (store, archived)",
+    # External content: the text lives once, in memories; the index follows
+    # it through the triggers below. Porter stemming makes "indents" match
+    # "indentation"; remove_diacritics 2 makes "café" match "cafe".
+    """
+    CREATE VIRTUAL TABLE memories_fts USING fts5(
+        label, content,
+        content = 'memories', content_rowid = 'id',
+        tokenize = 'porter unicode61 remove_diacritics 2'
+    )
+    """,
+    """
+    CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN
+        INSERT INTO memories_fts (rowid, label, content)
+        VALUES (new.id, new.label, new.content);
+    END
+    """,
+    """
+    CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN
+        INSERT INTO memories_fts (memories_fts, rowid, label, content)
+        VALUES ('delete', old.id, old.label, old.content);
+    END
+    """,
+    # Only text columns: a recall count or archive flag change must not
+    # rewrite the index.
+    """
+    CREATE TRIGGER memories_fts_update AFTER UPDATE OF label, content ON memories BEGIN
+        INSERT INTO memories_fts (memories_fts, rowid, label, content)
+        VALUES ('delete', old.id, old.label, old.content);
+        INSERT INTO memories_fts (rowid, label, content)
+        VALUES (new.id, new.label, new.content);
+    END
+    """,
+    """
+    CREATE TABLE dedup_reviews (
+        first_id INTEGER NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+        second_id INTEGER NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+        reviewed_at REAL NOT NULL,
+        PRIMARY KEY (first_id, second_id),
+        CHECK (first_id < second_id)
+    ) WITHOUT ROWID
+    """,
+    # The primary key covers first_id; cascades and clears also look up second_id.
+    "CREATE INDEX dedup_reviews_second ON dedup_reviews (second_id)",
+    # Every change a search cache must see, in commit order, so that a
+    # long-lived handle (a daemon) catches up on another process's writes by
+    # re-reading only the memories that changed, and ignores writes that
+    # change nothing searchable (recall counts). Only the last 10000 entries
+    # are kept; a handle further behind reloads everything.
+    """
+    CREATE TABLE search_changes (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        memory_id INTEGER NOT NULL
+    )
+    """,
+    """
+    CREATE TRIGGER search_changes_trim AFTER INSERT ON search_changes BEGIN
+        DELETE FROM search_changes WHERE seq <= new.seq - 10000;
+    END
+    """,
+    """
+    CREATE TRIGGER memories_changes_insert AFTER INSERT ON memories BEGIN
+        INSERT INTO search_changes (memory_id) VALUES (new.id);
+    END
+    """,
+    """
+    CREATE TRIGGER memories_changes_delete AFTER DELETE ON memories BEGIN
+        INSERT INTO search_changes (memory_id) VALUES (old.id);
+    END
+    """,
+    """
+    CREATE TRIGGER memories_changes_update
+    AFTER UPDATE OF store, label, content, branch, archived, model, embedding ON memories
+    BEGIN
+        INSERT INTO search_changes (memory_id) VALUES (new.id);
+    END
+    """,
+)
+
+#: Every schema step, oldest first. Append new steps here.
+MIGRATIONS: tuple[Step, ...] = (_V1,)
+
+#: The schema version this code writes and understands.
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def user_version(conn: sqlite3.Connection) -> int:
+    """The schema version stored in the database header (0 for a new file)."""
+    return int(conn.execute("PRAGMA user_version").fetchone()[0])
+
+
+def migrate(conn: sqlite3.Connection, path: Path, steps: Sequence[Step] = MIGRATIONS) -> int:
+    """Bring the database at ``path`` up to ``len(steps)``; return the version found.
+
+    ``conn`` must be in autocommit mode (``isolation_level=None``). Raises
+    :class:`StorageError` when the file was written by a newer schema.
+    """
+    target = len(steps)
+    found = user_version(conn)
+    _refuse_newer(found, target, path)
+    if found == target:
+        return found
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        # Re-read under the write lock: another process may have migrated
+        # while this one waited, and the steps must run exactly once.
+        found = user_version(conn)
+        _refuse_newer(found, target, path)
+        for step in steps[found:]:
+            for statement in step:
+                conn.execute(statement)
+        # PRAGMA takes no parameters; target is an int computed above.
+        conn.execute(f"PRAGMA user_version = {int(target)}")
+        conn.execute("COMMIT")
+    except BaseException:
+        # SQLite rolls back by itself after some errors (disk full, I/O).
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    return found
+
+
+def _refuse_newer(found: int, target: int, path: Path) -> None:
+    if found > target:
+        raise StorageError(
+            f"database {path} has schema version {found}, newer than this thatch-sqlite "
+            f"understands ({target}); upgrade thatch (pip install -U thatch) or set "
+            "THATCH_DB_PATH / [storage] db_path to another file"
+        )

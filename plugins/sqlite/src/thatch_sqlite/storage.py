@@ -1,0 +1,413 @@
+"""SQLiteStorage: thatch's memories in one SQLite file.
+
+Every write runs in ``BEGIN IMMEDIATE``: it takes the write lock up front, so
+concurrent writers (hooks, the CLI, a daemon) queue on the busy timeout
+instead of failing with a lock-upgrade deadlock. Lists of stores or ids are
+passed as one JSON parameter and expanded with ``json_each``: no SQL is ever
+built from input, and no list is too long for the parameter limit.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from thatch.errors import ArchivedMemoryError, StorageError
+from thatch.models import Memory, NewMemory, Scope, ScoredId, StoreInfo, WriteResult
+
+from thatch_sqlite import fts
+from thatch_sqlite.cache import SearchCache
+from thatch_sqlite.connect import open_database
+
+if TYPE_CHECKING:
+    from thatch.storage import Matrix, Vector
+
+# The memory queries list the columns in the order _memory() reads them.
+# Those with a sub-select are written out whole: SQL is never assembled at
+# run time, not even from constants.
+_MEMORY = (
+    "SELECT id, store, label, content, branch, archived, model, created_at, updated_at,"
+    " recall_count, last_recalled_at FROM memories"
+)
+_MEMORIES_BY_ID = """
+    SELECT id, store, label, content, branch, archived, model, created_at, updated_at,
+        recall_count, last_recalled_at
+    FROM memories WHERE id IN (SELECT value FROM json_each(?))
+"""
+_MEMORIES_OF_STORES = """
+    SELECT id, store, label, content, branch, archived, model, created_at, updated_at,
+        recall_count, last_recalled_at
+    FROM memories
+    WHERE (:all OR store IN (SELECT value FROM json_each(:stores))) AND (:archived OR archived = 0)
+    ORDER BY store, label
+"""
+# bm25 weights (label 4, content 1): a word in the label says more. The id
+# breaks ties so that the order is stable.
+_TEXT_SEARCH = """
+    SELECT m.id, bm25(memories_fts, 4.0, 1.0) AS score
+    FROM memories_fts JOIN memories AS m ON m.id = memories_fts.rowid
+    WHERE memories_fts MATCH ?
+      AND m.archived = 0
+      AND m.store IN (SELECT value FROM json_each(?))
+      AND (m.branch IS NULL OR m.branch = ?)
+    ORDER BY score, m.id
+    LIMIT ?
+"""
+
+
+class SQLiteStorage:
+    """thatch's default :class:`thatch.storage.Storage`: one SQLite file.
+
+    Safe to share between threads: one connection, guarded by a lock.
+    """
+
+    backend = "sqlite"
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self._lock = threading.RLock()
+        self._conn = open_database(self.path)
+        self._cache = SearchCache(self._conn)
+
+    def __enter__(self) -> SQLiteStorage:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"SQLiteStorage({str(self.path)!r})"
+
+    def close(self) -> None:
+        with self._lock:
+            self._cache.clear()
+            self._conn.close()
+
+    def integrity_problems(self) -> list[str]:
+        problems: list[str] = []
+        with self._lock:
+            try:
+                rows = self._conn.execute("PRAGMA integrity_check").fetchall()
+                problems += [str(row[0]) for row in rows if row[0] != "ok"]
+                problems += [
+                    f"a row of {table} refers to a missing row of {parent}"
+                    for table, _rowid, parent, _key in self._conn.execute(
+                        "PRAGMA foreign_key_check"
+                    ).fetchall()
+                ]
+            except sqlite3.DatabaseError as exc:
+                problems.append(f"database check failed: {exc}")
+            try:
+                # rank 1: also compare the index with the memories table.
+                self._conn.execute(
+                    "INSERT INTO memories_fts (memories_fts, rank) VALUES ('integrity-check', 1)"
+                )
+            except sqlite3.DatabaseError as exc:
+                problems.append(
+                    f"full-text index does not match the memories ({exc}); rebuild it with: "
+                    f"sqlite3 {shlex.quote(str(self.path))} "
+                    "\"INSERT INTO memories_fts(memories_fts) VALUES('rebuild')\""
+                )
+        return problems
+
+    # -- writes ------------------------------------------------------------
+    def write_memories(self, items: Sequence[NewMemory]) -> list[WriteResult]:
+        if not items:
+            return []
+        vectors = [_vector(item.embedding) for item in items]
+        results: list[WriteResult] = []
+        with self._write() as conn:
+            now = time.time()
+            for item, vector in zip(items, vectors, strict=True):
+                row = conn.execute(
+                    _MEMORY + " WHERE store = ? AND label = ?", (item.store, item.label)
+                ).fetchone()
+                if row is None:
+                    results.append(WriteResult(_create(conn, item, vector, now), "created"))
+                    continue
+                old = _memory(row)
+                if old.archived:
+                    # Raising rolls back the whole batch.
+                    raise ArchivedMemoryError(_archived_message(old.store, old.label))
+                if (old.content, old.branch, old.model) == (item.content, item.branch, item.model):
+                    results.append(WriteResult(old, "unchanged"))
+                else:
+                    results.append(WriteResult(_update(conn, old, item, vector, now), "updated"))
+        return results
+
+    def delete_memory(self, store: str, label: str) -> bool:
+        with self._write() as conn:
+            # Reviews go with it through ON DELETE CASCADE.
+            cursor = conn.execute(
+                "DELETE FROM memories WHERE store = ? AND label = ?", (store, label)
+            )
+            return cursor.rowcount > 0
+
+    def set_archived(self, store: str, label: str, archived: bool) -> Memory | None:
+        with self._write() as conn:
+            # Archiving is not an edit: updated_at stays, as does everything else.
+            conn.execute(
+                "UPDATE memories SET archived = ? WHERE store = ? AND label = ?",
+                (int(archived), store, label),
+            )
+            row = conn.execute(
+                _MEMORY + " WHERE store = ? AND label = ?", (store, label)
+            ).fetchone()
+        return None if row is None else _memory(row)
+
+    def record_recall(self, ids: Sequence[int], when: datetime) -> None:
+        if not ids:
+            return
+        with self._write() as conn:
+            conn.execute(
+                "UPDATE memories SET recall_count = recall_count + 1, last_recalled_at = ?"
+                " WHERE id IN (SELECT value FROM json_each(?))",
+                (when.timestamp(), _json_ids(ids)),
+            )
+
+    def set_embeddings(self, model: str, vectors: Sequence[tuple[int, Vector]]) -> None:
+        rows = [(model, _blob(_vector(vector)), int(memory_id)) for memory_id, vector in vectors]
+        if not rows:
+            return
+        with self._write() as conn:
+            # updated_at is left alone: re-embedding is upkeep, not an edit,
+            # and must not make a stale memory look fresh. Unknown ids match
+            # no row and are skipped.
+            conn.executemany("UPDATE memories SET model = ?, embedding = ? WHERE id = ?", rows)
+
+    def mark_reviewed(self, first_id: int, second_id: int) -> None:
+        low, high = sorted((int(first_id), int(second_id)))
+        if low == high:
+            raise ValueError(f"a memory cannot be its own duplicate (id {low})")
+        with self._write() as conn:
+            # A memory deleted meanwhile is skipped rather than failing the
+            # foreign key: its pair no longer needs a review.
+            conn.execute(
+                "INSERT OR IGNORE INTO dedup_reviews (first_id, second_id, reviewed_at)"
+                " SELECT ?, ?, ? WHERE (SELECT count(*) FROM memories WHERE id IN (?, ?)) = 2",
+                (low, high, time.time(), low, high),
+            )
+
+    # -- reads -------------------------------------------------------------
+    def get_memory(self, store: str, label: str) -> Memory | None:
+        row = self._fetchone(_MEMORY + " WHERE store = ? AND label = ?", (store, label))
+        return None if row is None else _memory(row)
+
+    def get_memories(self, ids: Iterable[int]) -> dict[int, Memory]:
+        rows = self._fetchall(_MEMORIES_BY_ID, (_json_ids(ids),))
+        return {memory.id: memory for memory in map(_memory, rows)}
+
+    def list_memories(
+        self, stores: Sequence[str] | None = None, *, include_archived: bool = False
+    ) -> list[Memory]:
+        rows = self._fetchall(
+            _MEMORIES_OF_STORES,
+            {
+                "all": stores is None,
+                "stores": json.dumps(list(stores or ())),
+                "archived": include_archived,
+            },
+        )
+        return [_memory(row) for row in rows]
+
+    def list_stores(self) -> list[StoreInfo]:
+        rows = self._fetchall(
+            "SELECT store, total(archived = 0), total(archived) FROM memories"
+            " GROUP BY store ORDER BY store",
+            (),
+        )
+        return [StoreInfo(name, int(live), int(archived)) for name, live, archived in rows]
+
+    def vector_search(self, query: Vector, model: str, scope: Scope, limit: int) -> list[ScoredId]:
+        if not scope.stores or limit <= 0:
+            return []
+        vector = np.ascontiguousarray(query, dtype=np.float32)
+        with self._lock:
+            index = self._cache.vectors(model)
+            hits = index.search(vector, model, scope.stores, scope.branch, limit)
+        return [ScoredId(memory_id, score) for memory_id, score in hits]
+
+    def text_search(self, query: str, scope: Scope, limit: int) -> list[ScoredId]:
+        words = fts.words(query)
+        if not words or not scope.stores or limit <= 0:
+            return []
+        with self._lock:
+            expression = fts.match_expression(fts.affordable(self._cache.doc_counts(words)))
+            if expression is None:
+                return []
+            rows = self._conn.execute(
+                _TEXT_SEARCH, (expression, json.dumps(scope.stores), scope.branch, limit)
+            ).fetchall()
+        # bm25 is lower-is-better; negated, scores grow with quality.
+        return [ScoredId(memory_id, -score) for memory_id, score in rows]
+
+    def embeddings(self, ids: Iterable[int], model: str) -> dict[int, Vector]:
+        rows = self._fetchall(
+            "SELECT id, embedding FROM memories"
+            " WHERE model = ? AND id IN (SELECT value FROM json_each(?))",
+            (model, _json_ids(ids)),
+        )
+        return {memory_id: _from_blob(blob) for memory_id, blob in rows}
+
+    def store_matrix(self, store: str, model: str) -> tuple[list[int], Matrix]:
+        with self._lock:
+            return self._cache.vectors(model).store_matrix(store, model)
+
+    def reviewed_pairs(self, store: str) -> set[tuple[int, int]]:
+        rows = self._fetchall(
+            "SELECT r.first_id, r.second_id FROM dedup_reviews AS r"
+            " JOIN memories AS m ON m.id = r.first_id WHERE m.store = ?",
+            (store,),
+        )
+        return {(first, second) for first, second in rows}
+
+    def models_in_use(self) -> dict[str, int]:
+        return dict(self._fetchall("SELECT model, count(*) FROM memories GROUP BY model", ()))
+
+    # -- internals ---------------------------------------------------------
+    def _fetchone(self, sql: str, params: Sequence[Any]) -> Any:
+        with self._lock:
+            return self._conn.execute(sql, params).fetchone()
+
+    def _fetchall(self, sql: str, params: Sequence[Any] | dict[str, Any]) -> list[Any]:
+        with self._lock:
+            return self._conn.execute(sql, params).fetchall()
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """One ``BEGIN IMMEDIATE`` transaction, committed when the block ends normally."""
+        with self._lock:
+            conn = self._conn
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    yield conn
+                    conn.execute("COMMIT")
+                except BaseException:
+                    # SQLite rolls back by itself after some errors (disk full, I/O).
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    raise
+            except sqlite3.OperationalError as exc:
+                raise StorageError(
+                    f"could not write to {self.path}: {exc}; check that the disk has space, "
+                    "the file is writable, and no other program holds the database locked"
+                ) from exc
+            finally:
+                # Own commits do not move data_version; tell the cache.
+                self._cache.wrote()
+
+
+def _create(conn: sqlite3.Connection, item: NewMemory, vector: Vector, now: float) -> Memory:
+    cursor = conn.execute(
+        "INSERT INTO memories (store, label, content, branch, archived, model, embedding,"
+        " created_at, updated_at) VALUES (:store, :label, :content, :branch, 0, :model,"
+        " :embedding, :now, :now)",
+        {
+            "store": item.store,
+            "label": item.label,
+            "content": item.content,
+            "branch": item.branch,
+            "model": item.model,
+            "embedding": _blob(vector),
+            "now": now,
+        },
+    )
+    assert cursor.lastrowid is not None
+    when = _time(now)
+    return Memory(
+        id=cursor.lastrowid,
+        store=item.store,
+        label=item.label,
+        content=item.content,
+        branch=item.branch,
+        archived=False,
+        model=item.model,
+        created_at=when,
+        updated_at=when,
+    )
+
+
+def _update(
+    conn: sqlite3.Connection, old: Memory, item: NewMemory, vector: Vector, now: float
+) -> Memory:
+    conn.execute(
+        "UPDATE memories SET content = ?, branch = ?, model = ?, embedding = ?, updated_at = ?"
+        " WHERE id = ?",
+        (item.content, item.branch, item.model, _blob(vector), now, old.id),
+    )
+    if item.content != old.content:
+        # The review judged the old text; the new text deserves a fresh look.
+        conn.execute(
+            "DELETE FROM dedup_reviews WHERE first_id = ? OR second_id = ?", (old.id, old.id)
+        )
+    return Memory(
+        id=old.id,
+        store=old.store,
+        label=old.label,
+        content=item.content,
+        branch=item.branch,
+        archived=False,
+        model=item.model,
+        created_at=old.created_at,
+        updated_at=_time(now),
+        recall_count=old.recall_count,
+        last_recalled_at=old.last_recalled_at,
+    )
+
+
+def _archived_message(store: str, label: str) -> str:
+    return (
+        f"memory '{label}' in store '{store}' is archived; unarchive it first: "
+        f"thatch unarchive {shlex.quote(label)} --store {shlex.quote(store)}"
+    )
+
+
+def _memory(row: Sequence[Any]) -> Memory:
+    return Memory(
+        id=row[0],
+        store=row[1],
+        label=row[2],
+        content=row[3],
+        branch=row[4],
+        archived=bool(row[5]),
+        model=row[6],
+        created_at=_time(row[7]),
+        updated_at=_time(row[8]),
+        recall_count=row[9],
+        last_recalled_at=None if row[10] is None else _time(row[10]),
+    )
+
+
+def _time(epoch: float) -> datetime:
+    return datetime.fromtimestamp(epoch, tz=UTC)
+
+
+def _vector(value: object) -> Vector:
+    vector = np.asarray(value, dtype=np.float32)
+    if vector.ndim != 1 or vector.size == 0:
+        raise ValueError(f"an embedding must be a non-empty 1-D vector, got shape {vector.shape}")
+    return vector
+
+
+def _blob(vector: Vector) -> bytes:
+    # Little-endian float32 whatever the machine, so the file is portable.
+    return np.asarray(vector, dtype="<f4").tobytes()
+
+
+def _from_blob(blob: bytes) -> Vector:
+    return np.frombuffer(blob, dtype="<f4").astype(np.float32)
+
+
+def _json_ids(ids: Iterable[int]) -> str:
+    return json.dumps([int(memory_id) for memory_id in ids])
