@@ -397,6 +397,8 @@ def assemble_model_dir(
         for name, text in written.items():
             (tmp / name).write_text(text, encoding="utf-8")
         (tmp / "thatch-recipe.json").write_text(json.dumps(recipe, indent=1), encoding="utf-8")
+        if _is_complete(final, names):
+            return final  # another process finished first; ours is discarded below
         if final.exists():
             # An incomplete folder (its files were removed by hand): move it aside first.
             aside = models_dir / f".old-{final.name}-{uuid.uuid4().hex}"
