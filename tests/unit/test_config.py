@@ -45,11 +45,23 @@ def test_environment_overrides_file(tmp_path: Path) -> None:
     assert from_file.model == "from-file"
     assert from_file.blocked_plugins == ("receptor",)
     assert from_file.recall_threshold == 0.4
-    env = {"THATCH_DB_PATH": "/env.db", "THATCH_MODEL": "env-model", "THATCH_MODEL_PATH": "/m"}
+    env = {
+        "THATCH_DB_PATH": "/env.db",
+        "THATCH_MODEL": "env-model",
+        "THATCH_MODEL_PATH": "/m",
+        "THATCH_PREDICTION_THRESHOLD": "0.5",
+    }
     overridden = Config.load(tmp_path, environ=env)
     assert overridden.db_path == Path("/env.db")
     assert overridden.model == "env-model"
     assert overridden.model_path == Path("/m")
+    assert overridden.prediction_threshold == 0.5
+    assert from_file.prediction_threshold is None
+
+
+def test_bad_prediction_threshold_variable(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="THATCH_PREDICTION_THRESHOLD='high'"):
+        Config.load(tmp_path, environ={"THATCH_PREDICTION_THRESHOLD": "high"})
 
 
 @pytest.mark.parametrize(

@@ -121,15 +121,14 @@ class Thatch:
     def thresholds(self) -> Thresholds:
         """The embedder's calibrated thresholds with the config file's overrides."""
         calibrated = self.embedder.thresholds()
+        config = self.config
+        overrides = (config.recall_threshold, config.dedup_threshold, config.prediction_threshold)
         return Thresholds(
-            recall=self.config.recall_threshold or calibrated.recall,
-            dedup=self.config.dedup_threshold or calibrated.dedup,
-            source="config" if self._thresholds_overridden else calibrated.source,
+            recall=calibrated.recall if overrides[0] is None else overrides[0],
+            dedup=calibrated.dedup if overrides[1] is None else overrides[1],
+            prediction=calibrated.prediction if overrides[2] is None else overrides[2],
+            source=calibrated.source if overrides == (None, None, None) else "config",
         )
-
-    @property
-    def _thresholds_overridden(self) -> bool:
-        return self.config.recall_threshold is not None or self.config.dedup_threshold is not None
 
     def stores_for(self, stores: StoreChoice) -> tuple[str, ...]:
         """Resolve a store choice to names: None → repository + global; 'all' → every store."""

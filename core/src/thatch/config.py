@@ -38,6 +38,7 @@ model = "sentence-transformers/all-MiniLM-L6-v2"
 [thresholds]
 # recall = 0.30          # override the calibrated cosine thresholds
 # dedup = 0.90
+# prediction = 0.45      # decision-model firing (also THATCH_PREDICTION_THRESHOLD)
 """
 
 
@@ -53,6 +54,7 @@ class Config:
     blocked_plugins: tuple[str, ...] = ()
     recall_threshold: float | None = None
     dedup_threshold: float | None = None
+    prediction_threshold: float | None = None
     #: The whole parsed config file, for plugins' own tables.
     sections: Mapping[str, Any] = attrs.field(factory=dict)
 
@@ -82,8 +84,27 @@ class Config:
             blocked_plugins=tuple(_string_list(plugins, "blocked", paths.config_file)),
             recall_threshold=_unit_float(thresholds, "recall", paths.config_file),
             dedup_threshold=_unit_float(thresholds, "dedup", paths.config_file),
+            prediction_threshold=_prediction_threshold(env, thresholds, paths.config_file),
             sections=data,
         )
+
+
+def _prediction_threshold(
+    env: Mapping[str, str], thresholds: Mapping[str, Any], path: Path
+) -> float | None:
+    raw = env.get("THATCH_PREDICTION_THRESHOLD")
+    if not raw:
+        return _unit_float(thresholds, "prediction", path)
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not -1.0 <= value <= 1.0:
+        raise ConfigError(
+            f"THATCH_PREDICTION_THRESHOLD={raw!r} is not a cosine; "
+            "set a number between -1 and 1, e.g. 0.45, or unset it"
+        )
+    return value
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

@@ -17,14 +17,21 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
 
+#: Firing threshold for a model that has not been calibrated for predictions.
+DEFAULT_PREDICTION_THRESHOLD = 0.45
+
+
 @attrs.frozen
 class Thresholds:
     """Cosine thresholds calibrated for one model (see docs/thresholds.md)."""
 
     #: A memory is relevant to a query (recall nudges, ``search --min-cosine``).
     recall: float
-    #: Two memories say the same thing (write-time warning, duplicates report).
+    #: Two memories say the same thing (write-time warning, duplicates report);
+    #: also two matchers or two predictions of the decision model.
     dedup: float
+    #: A decision-model matcher fits a prompt well enough to fire its predictions.
+    prediction: float = DEFAULT_PREDICTION_THRESHOLD
     #: Where these numbers came from: a script name, or "default" when uncalibrated.
     source: str = "default"
 

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from thatch.decisions.storage import DecisionStorage
 from thatch.models import Memory, NewMemory, Scope, ScoredId, StoreInfo, WriteResult
 
 if TYPE_CHECKING:
@@ -22,8 +23,7 @@ if TYPE_CHECKING:
     Matrix = npt.NDArray[np.float32]
 
 
-@runtime_checkable
-class Storage(Protocol):
+class MemoryStorage(Protocol):
     """A place that keeps memories durably and searches them."""
 
     #: Short backend name shown by ``thatch stores --json`` and ``doctor``.
@@ -97,3 +97,8 @@ class Storage(Protocol):
 
     def models_in_use(self) -> dict[str, int]:
         """How many memories carry each model id."""
+
+
+@runtime_checkable
+class Storage(MemoryStorage, DecisionStorage, Protocol):
+    """Everything a storage backend keeps: memories and the decision model."""

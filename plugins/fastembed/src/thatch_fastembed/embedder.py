@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import numpy.typing as npt
-from thatch.embedding import Thresholds
+from thatch.embedding import DEFAULT_PREDICTION_THRESHOLD, Thresholds
 from thatch.errors import ConfigError, PluginMissingError, ThatchError
 
 from thatch_fastembed.model_pack import (
@@ -79,7 +79,15 @@ def load_thresholds() -> Mapping[str, Thresholds]:
                 f"{resource}: entry {model_id!r} must be "
                 '{"recall": <cosine>, "dedup": <cosine>, "source": "<where from>"}'
             )
-        loaded[model_id] = Thresholds(recall=float(recall), dedup=float(dedup), source=source)
+        prediction = values.get("prediction", DEFAULT_PREDICTION_THRESHOLD)
+        if not _is_cosine(prediction):
+            raise ValueError(f"{resource}: entry {model_id!r} has a bad prediction threshold")
+        loaded[model_id] = Thresholds(
+            recall=float(recall),
+            dedup=float(dedup),
+            prediction=float(prediction),
+            source=source,
+        )
     return loaded
 
 

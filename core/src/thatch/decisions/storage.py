@@ -1,0 +1,110 @@
+"""The decision model's part of the storage contract.
+
+Every backend implements these methods beside the memory methods of
+:class:`thatch.storage.Storage`; ``tests/contract`` checks both. Core embeds
+texts, computes confidence and decides what to create; the backend stores,
+links, searches and keeps each change atomic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Protocol
+
+from thatch.decisions.models import Edge, Fire, Matcher, Prediction, Provenance, Signal
+from thatch.models import ScoredId
+
+if TYPE_CHECKING:
+    from thatch.storage import Vector
+
+#: (confirm_count, disconfirm_count, prior) -> confidence, supplied by core.
+ConfidenceRule = Callable[[float, float, float], float]
+
+
+class DecisionStorage(Protocol):
+    """Matchers, predictions, their edges, provenance and the fire log."""
+
+    def add_matcher(self, store: str, description: str, model: str, embedding: Vector) -> Matcher:
+        """Create a matcher."""
+
+    def add_prediction(
+        self,
+        store: str,
+        statement: str,
+        rationale: str,
+        model: str,
+        embedding: Vector,
+        prior: float,
+    ) -> Prediction:
+        """Create a prediction with no evidence; its confidence is ``prior``."""
+
+    def link(self, matcher_id: int, prediction_id: int, weight: float = 1.0) -> bool:
+        """Add the edge; False (and the weight unchanged) when it already exists."""
+
+    def add_evidence(
+        self,
+        prediction_id: int,
+        *,
+        signal: Signal,
+        confirm: float,
+        disconfirm: float,
+        detail: str,
+        session: str | None,
+        when: datetime,
+        rule: ConfidenceRule,
+    ) -> Prediction:
+        """In one transaction: add to the counts, set the confidence that
+        ``rule`` gives for the new counts and the prediction's prior, and
+        append a provenance entry. Raises ``NotFoundError`` for a missing id."""
+
+    def nearest_matchers(
+        self, query: Vector, model: str, stores: Sequence[str], limit: int
+    ) -> list[ScoredId]:
+        """Matchers of ``model`` in ``stores``, best cosine first (score = cosine)."""
+
+    def nearest_predictions(
+        self, query: Vector, model: str, stores: Sequence[str], limit: int
+    ) -> list[ScoredId]:
+        """Predictions of ``model`` in ``stores``, best cosine first (score = cosine)."""
+
+    def edges_from(self, matcher_ids: Iterable[int]) -> list[Edge]:
+        """Every edge leaving these matchers."""
+
+    def edges_to(self, prediction_id: int) -> list[Edge]:
+        """Every edge reaching this prediction."""
+
+    def get_matchers(self, ids: Iterable[int]) -> dict[int, Matcher]:
+        """Matchers by id; missing ids are left out."""
+
+    def get_predictions(self, ids: Iterable[int]) -> dict[int, Prediction]:
+        """Predictions by id; missing ids are left out."""
+
+    def list_predictions(self, stores: Sequence[str] | None = None) -> list[Prediction]:
+        """Predictions of these stores (all when None), by id."""
+
+    def list_matchers(self, stores: Sequence[str] | None = None) -> list[Matcher]:
+        """Matchers of these stores (all when None), by id."""
+
+    def delete_prediction(self, prediction_id: int) -> bool:
+        """Delete it with its edges, provenance and fires; False when missing."""
+
+    def delete_matcher(self, matcher_id: int) -> bool:
+        """Delete it with its edges; False when missing."""
+
+    def provenance(self, prediction_id: int) -> list[Provenance]:
+        """A prediction's audit trail, oldest first."""
+
+    def evidence_totals(self, store: str) -> tuple[float, float]:
+        """(Σ confirm_count, Σ disconfirm_count) over the store's predictions."""
+
+    def record_fires(
+        self, session: str | None, fires: Sequence[tuple[int, float, float]], when: datetime
+    ) -> None:
+        """Log showings: (prediction id, confidence shown, score) each."""
+
+    def fires(self, stores: Sequence[str] | None = None) -> list[Fire]:
+        """The fire log of predictions in these stores (all when None), oldest first."""
+
+    def signals(self, stores: Sequence[str] | None = None) -> list[Provenance]:
+        """Every provenance entry of predictions in these stores, oldest first."""
