@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from thatch.config import Config
 from thatch.duplicates import duplicate_pairs
@@ -43,6 +44,9 @@ from thatch.recall import RecallMode, recall
 from thatch.repo import branch_names, current_branch, repo_store
 from thatch.storage import Storage
 from thatch.transfer import ImportLine, export_line
+
+if TYPE_CHECKING:
+    from thatch.decisions.service import Decisions
 
 #: ``stores`` argument of reads: None = the repository's store and global;
 #: "all" = every store; or explicit names.
@@ -102,6 +106,13 @@ class Thatch:
     def embedder(self) -> Embedder:
         """The embedder (its model loads on the first embedding)."""
         return self.plugins.embedder(self.config)
+
+    @cached_property
+    def decisions(self) -> Decisions:
+        """The user decision model (``thatch predictions``)."""
+        from thatch.decisions.service import Decisions
+
+        return Decisions(self)
 
     @cached_property
     def repo_store(self) -> str | None:

@@ -6,9 +6,9 @@ import argparse
 import sys
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
-from pathlib import Path
 
 from thatch.cli import output
+from thatch.cli.inputs import read_lines
 from thatch.cli.memory_commands import connect
 from thatch.errors import InvalidInputError
 from thatch.models import RememberResult
@@ -75,7 +75,7 @@ def export(args: argparse.Namespace) -> int:
 
 def import_file(args: argparse.Namespace) -> int:
     source = "stdin" if args.file == "-" else args.file
-    lines = _read_lines(args.file)
+    lines = read_lines(args.file)
     # Everything is parsed and validated first: a bad line changes nothing.
     parsed = list(parse_lines(lines, source))
     with connect(args) as th, _progress(len(parsed), "importing") as advance:
@@ -100,20 +100,6 @@ def import_file(args: argparse.Namespace) -> int:
             f"{totals.unchanged} unchanged, {totals.redactions} secrets redacted"
         )
     return 0
-
-
-def _read_lines(file: str) -> list[str]:
-    if file == "-":
-        return sys.stdin.read().splitlines()
-    path = Path(file)
-    try:
-        return path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise InvalidInputError(
-            f"import file {file} does not exist; give a JSON lines file"
-        ) from None
-    except (IsADirectoryError, UnicodeDecodeError) as exc:
-        raise InvalidInputError(f"import file {file} is not a UTF-8 text file ({exc})") from None
 
 
 def _progress(total: int, what: str) -> AbstractContextManager[Callable[[int], None]]:

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
 from thatch.api import Thatch
 from thatch.api import open as open_thatch
 from thatch.cli import output
-from thatch.errors import InvalidInputError, ThatchError
+from thatch.cli.inputs import answer_stdin_queries
+from thatch.errors import InvalidInputError
 from thatch.serialize import to_json_data
 
 
@@ -52,51 +52,15 @@ def search(args: argparse.Namespace) -> int:
 
 
 def _search_stdin(th: Thatch, args: argparse.Namespace) -> int:
-    """One JSON line out per query line in: plain text or {"query", "store", "limit"}."""
-    failed = 0
-    for number, line in enumerate(sys.stdin, 1):
-        if not line.strip():
-            continue
-        try:
-            query, store, limit = _parse_query_line(line, args)
-            hits = th.recall(
-                query, stores=store, limit=limit, mode=args.mode, min_cosine=args.min_cosine
-            )
-            answer: dict[str, Any] = {
-                "query": query,
-                "store": store or "default",
-                "results": [output.hit_data(hit, th.thresholds().recall) for hit in hits],
-            }
-        except ThatchError as exc:
-            failed += 1
-            answer = {"line": number, "error": str(exc)}
-        output.print_json_line(answer)
-    return 1 if failed else 0
+    threshold = th.thresholds().recall
 
+    def answer(query: str, store: str | None, limit: int) -> list[dict[str, Any]]:
+        hits = th.recall(
+            query, stores=store, limit=limit, mode=args.mode, min_cosine=args.min_cosine
+        )
+        return [output.hit_data(hit, threshold) for hit in hits]
 
-def _parse_query_line(line: str, args: argparse.Namespace) -> tuple[str, str | None, int]:
-    text = line.strip()
-    if not text.startswith("{"):
-        return text, args.store, args.limit
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InvalidInputError(
-            f'not JSON ({exc.msg}); send plain text or {{"query": "...", "store": "...", '
-            '"limit": 5}'
-        ) from None
-    query, store, limit = (
-        data.get("query"),
-        data.get("store", args.store),
-        data.get("limit", args.limit),
-    )
-    if not isinstance(query, str) or not query.strip():
-        raise InvalidInputError('no "query" string in the JSON object; add one')
-    if store is not None and not isinstance(store, str):
-        raise InvalidInputError('"store" must be a store name or "all"')
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-        raise InvalidInputError(f'"limit" {limit!r} must be a whole number of at least 1')
-    return query, store, limit
+    return answer_stdin_queries(answer, args.store, args.limit)
 
 
 def list_memories(args: argparse.Namespace) -> int:

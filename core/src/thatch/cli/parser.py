@@ -6,6 +6,7 @@ import argparse
 
 from thatch.cli import maintenance_commands as maintenance
 from thatch.cli import memory_commands as memory
+from thatch.cli import prediction_commands as predictions
 
 STORE_HELP = "a store name, or 'all' (default: this repository's store and global)"
 
@@ -117,4 +118,64 @@ def build_parser() -> argparse.ArgumentParser:
     add("reembed", maintenance.reembed, "re-embed memories made with another model")
     add("plugins", maintenance.plugins, "list loaded plugins and their hooks", reads=True)
     add("demo", maintenance.demo, "remember and recall a few memories in a throw-away home")
+    _add_predictions(commands, common, reader)
     return parser
+
+
+def _add_predictions(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    common: argparse.ArgumentParser,
+    reader: argparse.ArgumentParser,
+) -> None:
+    """``thatch predictions ...``: the user decision model."""
+    group = commands.add_parser(
+        "predictions",
+        help="the user decision model: what this user tends to decide, and how sure we are",
+        description="The user decision model.",
+        parents=[common],
+    )
+    actions = group.add_subparsers(dest="action", required=True, metavar="ACTION")
+
+    def add(name: str, handler: object, help_text: str) -> argparse.ArgumentParser:
+        sub = actions.add_parser(name, help=help_text, description=help_text, parents=[reader])
+        sub.set_defaults(run=handler)
+        return sub
+
+    sub = add("query", predictions.query, "predictions that fit a context")
+    sub.add_argument("context", help="the situation; '-' reads one query a line from stdin")
+    sub.add_argument("--store", help=STORE_HELP)
+    sub.add_argument("--limit", type=int, default=10, help="how many predictions (default 10)")
+    sub.add_argument("--session", help="log the showing under this session, for calibration")
+
+    sub = add("update", predictions.update, "record the user's feedback on a prediction")
+    sub.add_argument("--matcher", required=True, help='the situation, e.g. "reviewing a PR"')
+    sub.add_argument("--prediction", required=True, help="what the user tends to decide")
+    sub.add_argument(
+        "--signal",
+        required=True,
+        choices=("create", "confirm", "disconfirm", "soft"),
+        help="create a preference, or the user confirmed / disconfirmed / hesitated",
+    )
+    sub.add_argument("--rationale", help="why the user decides so")
+    sub.add_argument("--detail", help="what the user said or did")
+    sub.add_argument("--store", help="store (default: this repository's, else global)")
+    sub.add_argument("--session", help="the agent session the feedback came from")
+
+    sub = add("list", predictions.list_predictions, "list predictions")
+    sub.add_argument("store", nargs="?", help=STORE_HELP)
+
+    for name, handler, text in (
+        ("show", predictions.show, "one prediction with its situations and provenance"),
+        ("delete", predictions.delete, "delete a prediction, its links and provenance"),
+    ):
+        sub = add(name, handler, text)
+        sub.add_argument("id", type=int, help="the prediction id (see 'thatch predictions list')")
+
+    sub = add("import", predictions.import_file, "replay update calls from a JSON lines file")
+    sub.add_argument(
+        "file", help='JSON lines {"matcher", "prediction", "signal", "rationale"?, "store"?}'
+    )
+
+    sub = add("calibration", predictions.calibration, "how well confidences match outcomes")
+    sub.add_argument("--store", help="one store (default: all)")
+    sub.add_argument("--plot", metavar="FILE.png", help="draw the reliability diagram")

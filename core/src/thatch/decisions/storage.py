@@ -58,6 +58,9 @@ class DecisionStorage(Protocol):
         ``rule`` gives for the new counts and the prediction's prior, and
         append a provenance entry. Raises ``NotFoundError`` for a missing id."""
 
+    def has_matchers(self, stores: Sequence[str]) -> bool:
+        """Whether any matcher exists in these stores (cheap: checked before embedding)."""
+
     def nearest_matchers(
         self, query: Vector, model: str, stores: Sequence[str], limit: int
     ) -> list[ScoredId]:

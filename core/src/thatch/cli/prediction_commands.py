@@ -1,0 +1,193 @@
+"""Handlers of ``thatch predictions``: query, update, list, show, delete, import, calibration."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from thatch.api import Thatch
+from thatch.cli import output
+from thatch.cli.inputs import answer_stdin_queries, read_lines
+from thatch.cli.memory_commands import connect
+from thatch.decisions.calibration import CalibrationReport
+from thatch.decisions.engine import PredictionHit, UpdateResult
+from thatch.decisions.nudge import format_block
+from thatch.decisions.service import parse_update_calls
+from thatch.serialize import to_json_data
+
+
+def _hit_data(hit: PredictionHit) -> dict[str, Any]:
+    prediction = hit.prediction
+    return {
+        "id": prediction.id,
+        "store": prediction.store,
+        "statement": prediction.statement,
+        "rationale": prediction.rationale,
+        "matcher": hit.matcher.description,
+        "matcher_id": hit.matcher.id,
+        "confidence": round(prediction.confidence, 4),
+        "tests": hit.tests,
+        "cosine": hit.cosine,
+        "weight": hit.weight,
+        "score": hit.score,
+        "model": prediction.model,
+    }
+
+
+def query(args: argparse.Namespace) -> int:
+    with connect(args) as th:
+        if args.context == "-":
+            return _query_stdin(th, args)
+        hits = th.decisions.query(
+            args.context,
+            stores=args.store,
+            limit=args.limit,
+            session=args.session,
+            record=args.session is not None,
+        )
+    if args.json:
+        output.print_json([_hit_data(hit) for hit in hits])
+    elif hits:
+        print(format_block(hits))
+    else:
+        output.note("no predictions fit this context")
+    return 0
+
+
+def _query_stdin(th: Thatch, args: argparse.Namespace) -> int:
+    def answer(context: str, store: str | None, limit: int) -> list[dict[str, Any]]:
+        return [_hit_data(hit) for hit in th.decisions.query(context, stores=store, limit=limit)]
+
+    return answer_stdin_queries(answer, args.store, args.limit)
+
+
+def _describe_update(result: UpdateResult) -> str:
+    prediction = result.prediction
+    return (
+        f"{result.outcome}: prediction {prediction.id} in {prediction.store} "
+        f"(confidence {prediction.confidence:.4f}, evidence {prediction.evidence:g}; "
+        f"matcher {result.matcher.id}{' new' if result.matcher_created else ''})"
+    )
+
+
+def update(args: argparse.Namespace) -> int:
+    with connect(args) as th:
+        result = th.decisions.update(
+            args.matcher,
+            args.prediction,
+            args.signal,
+            rationale=args.rationale or "",
+            store=args.store,
+            detail=args.detail or "",
+            session=args.session,
+        )
+    if args.json:
+        output.print_json(
+            {**to_json_data(result), "confidence": result.confidence, "evidence": result.evidence}
+        )
+    else:
+        output.note(_describe_update(result))
+    return 0
+
+
+def list_predictions(args: argparse.Namespace) -> int:
+    with connect(args) as th:
+        predictions = th.decisions.list(args.store)
+    if args.json:
+        output.print_json(predictions)
+        return 0
+    if not predictions:
+        output.note("no predictions yet: record one with 'thatch predictions update'")
+    rows = [
+        (
+            str(p.id),
+            p.store,
+            f"{p.confidence:.2f}",
+            f"{p.evidence:g}",
+            output.shorten(p.statement, 60),
+        )
+        for p in predictions
+    ]
+    output.print_table(rows, ("ID", "STORE", "CONF", "EVIDENCE", "PREDICTION"))
+    return 0
+
+
+def show(args: argparse.Namespace) -> int:
+    with connect(args) as th:
+        detail = th.decisions.show(args.id)
+    if args.json:
+        output.print_json(detail)
+        return 0
+    p = detail.prediction
+    print(f"prediction {p.id} in {p.store}: {p.statement}")
+    if p.rationale:
+        print(f"rationale:  {p.rationale}")
+    print(
+        f"confidence: {p.confidence:.4f} (confirm {p.confirm_count:g}, "
+        f"disconfirm {p.disconfirm_count:g}, prior {p.prior:.4f})"
+    )
+    print("when:")
+    for matcher, edge in detail.matchers:
+        print(f"  - [{edge.weight:.2f}] {matcher.description} (matcher {matcher.id})")
+    print("provenance:")
+    for entry in detail.provenance:
+        said = f": {entry.detail}" if entry.detail else ""
+        print(f"  {entry.created_at:%Y-%m-%d %H:%M} {entry.signal}{said}")
+    return 0
+
+
+def delete(args: argparse.Namespace) -> int:
+    with connect(args) as th:
+        deleted = th.decisions.delete(args.id)
+    if args.json:
+        output.print_json(deleted)
+    else:
+        output.note(f"deleted prediction {deleted.id} ({output.shorten(deleted.statement, 60)})")
+    return 0
+
+
+def import_file(args: argparse.Namespace) -> int:
+    source = "stdin" if args.file == "-" else args.file
+    calls = list(parse_update_calls(read_lines(args.file), source))
+    with connect(args) as th:
+        results = th.decisions.import_calls(calls)
+    counts: dict[str, int] = {}
+    for result in results:
+        counts[result.outcome] = counts.get(result.outcome, 0) + 1
+    if args.json:
+        output.print_json({"calls": len(results), **counts})
+    else:
+        summary = ", ".join(f"{n} {outcome}" for outcome, n in sorted(counts.items())) or "nothing"
+        output.note(f"imported {len(results)} update calls: {summary}")
+    return 0
+
+
+def calibration(args: argparse.Namespace) -> int:
+    with connect(args) as th:
+        report = th.decisions.calibration(args.store or "all")
+    if args.plot:
+        from thatch.decisions.plot import draw_reliability
+
+        draw_reliability(report, Path(args.plot))
+        output.note(f"reliability diagram written to {args.plot}")
+    if args.json:
+        output.print_json(report)
+    else:
+        _print_report(report)
+    return 0
+
+
+def _print_report(report: CalibrationReport) -> None:
+    brier = "n/a (no scored showings yet)" if report.brier is None else f"{report.brier:.4f}"
+    print(f"showings: {report.showings}, scored: {report.scored}, Brier score: {brier}")
+    rows = [
+        (
+            f"{b.low:.1f}-{b.high:.1f}",
+            str(b.count),
+            "-" if b.mean_confidence is None else f"{b.mean_confidence:.3f}",
+            "-" if b.mean_outcome is None else f"{b.mean_outcome:.3f}",
+        )
+        for b in report.bins
+    ]
+    output.print_table(rows, ("CONFIDENCE", "SHOWINGS", "MEAN CONF", "MEAN OUTCOME"))

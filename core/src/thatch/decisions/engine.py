@@ -1,0 +1,259 @@
+"""The decision model's two operations: update (the trusted boundary) and query.
+
+Nothing here calls a language model: texts are embedded, compared by cosine,
+and confidences follow :mod:`thatch.decisions.confidence`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Literal
+
+import attrs
+
+from thatch.decisions.confidence import DEFAULT_PRIOR, EVIDENCE, confidence, population_prior
+from thatch.decisions.models import SIGNALS, Matcher, Prediction, Signal
+from thatch.embedding import Embedder
+from thatch.errors import InvalidInputError
+from thatch.names import validate_store
+from thatch.redact import redact
+from thatch.storage import Storage
+
+#: What an update did, from the user's point of view.
+Outcome = Literal["created", "linked", "reinforced", "weakened", "unchanged"]
+MAX_TEXT = 2_000
+#: Matchers considered per query: enough to surface conflicting predictions.
+MATCHER_DEPTH = 32
+
+
+@attrs.frozen
+class ScoreSettings:
+    """How a query scores a prediction (see docs/decision-model.md)."""
+
+    #: Start new predictions at the store's confirm rate once it has evidence.
+    population_prior: bool = True
+    #: A new edge to an existing matcher weighs the cosine that matched it.
+    edge_weight_from_cosine: bool = False
+    #: score = cosine ** power × weight × confidence; > 1 damps weak matches.
+    cosine_power: float = 1.0
+
+
+@attrs.frozen
+class UpdateResult:
+    """What :meth:`DecisionModel.update` did."""
+
+    outcome: Outcome
+    matcher: Matcher
+    prediction: Prediction
+    matcher_created: bool
+    prediction_created: bool
+    edge_created: bool
+    signal: Signal
+
+    @property
+    def confidence(self) -> float:
+        return self.prediction.confidence
+
+    @property
+    def evidence(self) -> float:
+        return self.prediction.evidence
+
+
+@attrs.frozen
+class PredictionHit:
+    """A prediction that fits the context, with the matcher that fired it."""
+
+    prediction: Prediction
+    matcher: Matcher
+    cosine: float
+    weight: float
+    score: float
+    #: Signals received other than ``create``.
+    tests: int
+
+
+class DecisionModel:
+    """Update and query one backend's decision model with one embedder."""
+
+    def __init__(
+        self,
+        storage: Storage,
+        embedder: Embedder,
+        *,
+        dedup_threshold: float,
+        fire_threshold: float,
+        settings: ScoreSettings | None = None,
+    ) -> None:
+        self.storage = storage
+        self.embedder = embedder
+        self.dedup_threshold = dedup_threshold
+        self.fire_threshold = fire_threshold
+        self.settings = settings or ScoreSettings()
+
+    # -- update ------------------------------------------------------------
+    def update(
+        self,
+        matcher: str,
+        prediction: str,
+        signal: str,
+        *,
+        store: str,
+        rationale: str = "",
+        detail: str = "",
+        session: str | None = None,
+    ) -> UpdateResult:
+        """Find or create the matcher and the prediction, link them, apply the signal."""
+        checked = check_signal(signal)
+        validate_store(store)
+        situation = _clean("matcher", matcher)
+        statement = _clean("prediction", prediction)
+        rationale = redact(rationale).text if rationale else ""
+        model = self.embedder.model_id
+        vectors = self.embedder.embed_passages([situation, statement])
+
+        found = self._nearest(self.storage.nearest_matchers, vectors[0], store)
+        matcher_created = found is None
+        if found is None:
+            matcher_record = self.storage.add_matcher(store, situation, model, vectors[0])
+            match_cosine = 1.0
+        else:
+            matcher_record = self.storage.get_matchers([found[0]])[found[0]]
+            match_cosine = found[1]
+
+        found = self._nearest(self.storage.nearest_predictions, vectors[1], store)
+        prediction_created = found is None
+        if found is None:
+            prior = self._prior(store)
+            prediction_id = self.storage.add_prediction(
+                store, statement, rationale, model, vectors[1], prior
+            ).id
+        else:
+            prediction_id = found[0]
+
+        weight = match_cosine if self.settings.edge_weight_from_cosine else 1.0
+        edge_created = self.storage.link(matcher_record.id, prediction_id, round(weight, 4))
+        evidence = EVIDENCE[checked]
+        updated = self.storage.add_evidence(
+            prediction_id,
+            signal=checked,
+            confirm=evidence.confirm,
+            disconfirm=evidence.disconfirm,
+            detail=redact(detail).text if detail else "",
+            session=session,
+            when=datetime.now(UTC),
+            rule=confidence,
+        )
+        return UpdateResult(
+            outcome=_outcome(checked, prediction_created, edge_created),
+            matcher=matcher_record,
+            prediction=updated,
+            matcher_created=matcher_created,
+            prediction_created=prediction_created,
+            edge_created=edge_created,
+            signal=checked,
+        )
+
+    def _nearest(self, search: object, vector: object, store: str) -> tuple[int, float] | None:
+        hits = search(vector, self.embedder.model_id, [store], 1)  # type: ignore[operator]
+        if hits and hits[0].score >= self.dedup_threshold:
+            return hits[0].id, float(hits[0].score)
+        return None
+
+    def _prior(self, store: str) -> float:
+        if not self.settings.population_prior:
+            return DEFAULT_PRIOR
+        return population_prior(*self.storage.evidence_totals(store))
+
+    # -- query -------------------------------------------------------------
+    def query(
+        self,
+        context: str,
+        stores: Sequence[str],
+        *,
+        limit: int = 10,
+        session: str | None = None,
+        record: bool = False,
+    ) -> list[PredictionHit]:
+        """Predictions linked to matchers that fit ``context``, best score first.
+
+        Every prediction of every firing matcher is returned once (with its
+        best score), so the agent sees conflicts. With ``record``, each hit is
+        logged as shown, for calibration.
+        """
+        if not context.strip() or not self.storage.has_matchers(stores):
+            return []
+        model = self.embedder.model_id
+        vector = self.embedder.embed_query(context)
+        fired = {
+            hit.id: float(hit.score)
+            for hit in self.storage.nearest_matchers(vector, model, stores, MATCHER_DEPTH)
+            if hit.score >= self.fire_threshold
+        }
+        if not fired:
+            return []
+        power = self.settings.cosine_power
+        best: dict[int, tuple[float, int, float]] = {}
+        for edge in self.storage.edges_from(fired):
+            cosine = fired[edge.matcher_id]
+            partial = max(cosine, 0.0) ** power * edge.weight
+            if edge.prediction_id not in best or partial > best[edge.prediction_id][0]:
+                best[edge.prediction_id] = (partial, edge.matcher_id, edge.weight)
+        predictions = self.storage.get_predictions(best)
+        matchers = self.storage.get_matchers({m for _, m, _ in best.values()})
+        hits = [
+            PredictionHit(
+                prediction=predictions[pid],
+                matcher=matchers[matcher_id],
+                cosine=round(fired[matcher_id], 4),
+                weight=weight,
+                score=round(partial * predictions[pid].confidence, 4),
+                tests=0,
+            )
+            for pid, (partial, matcher_id, weight) in best.items()
+            if pid in predictions and matcher_id in matchers
+        ]
+        hits.sort(key=lambda hit: (-hit.score, hit.prediction.id))
+        hits = [attrs.evolve(hit, tests=self._tests(hit.prediction.id)) for hit in hits[:limit]]
+        if record and hits:
+            self.storage.record_fires(
+                session,
+                [(hit.prediction.id, hit.prediction.confidence, hit.score) for hit in hits],
+                datetime.now(UTC),
+            )
+        return hits
+
+    def _tests(self, prediction_id: int) -> int:
+        return sum(entry.signal != "create" for entry in self.storage.provenance(prediction_id))
+
+
+def check_signal(signal: str) -> Signal:
+    """``signal`` if it is one of :data:`SIGNALS`; a clear error otherwise."""
+    if signal not in SIGNALS:
+        raise InvalidInputError(
+            f"signal {signal!r} is not one of {', '.join(SIGNALS)}; "
+            "use confirm when the user agreed, disconfirm when they chose otherwise, "
+            "soft when they hesitated, create to record a new preference"
+        )
+    return signal  # type: ignore[return-value]
+
+
+def _clean(what: str, text: str) -> str:
+    stripped = " ".join(text.split())
+    if not stripped:
+        raise InvalidInputError(f"{what} text is empty; describe it in a sentence")
+    if len(stripped) > MAX_TEXT:
+        raise InvalidInputError(
+            f"{what} text has {len(stripped)} characters, over {MAX_TEXT}; shorten it"
+        )
+    return redact(stripped).text
+
+
+def _outcome(signal: Signal, prediction_created: bool, edge_created: bool) -> Outcome:
+    if prediction_created:
+        return "created"
+    if signal == "confirm":
+        return "reinforced"
+    if signal in ("disconfirm", "soft"):
+        return "weakened"
+    return "linked" if edge_created else "unchanged"
