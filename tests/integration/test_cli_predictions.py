@@ -1,0 +1,181 @@
+"""The user decision model through the real command line and the real model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from integration.conftest import Runner, as_json
+
+PARSER_SITUATION = "writing a function that parses input"
+PARSER_PREFERENCE = "handle error cases before the happy path"
+
+
+def _create(thatch: Runner, matcher: str, prediction: str, *extra: str) -> dict[str, object]:
+    return as_json(
+        thatch(
+            "predictions",
+            "update",
+            "--matcher",
+            matcher,
+            "--prediction",
+            prediction,
+            "--signal",
+            "create",
+            "--store",
+            "global",
+            "--json",
+            *extra,
+        )
+    )
+
+
+def test_a_created_preference_fires_on_a_related_prompt_only(thatch: Runner) -> None:
+    created = _create(thatch, PARSER_SITUATION, PARSER_PREFERENCE)
+    assert created["outcome"] == "created"
+    assert created["confidence"] == 0.5
+
+    block = thatch("predictions", "query", "Write a function to parse a JSON config file").stdout
+    assert block.splitlines()[0] == "[thatch] User decision model"
+    assert "[0.50 conf, 0 tests]" in block
+    assert "you may prefer handle error cases before the happy path" in block
+    hits = as_json(
+        thatch("predictions", "query", "Write a function to parse a JSON config file", "--json")
+    )
+    assert [hit["statement"] for hit in hits] == [PARSER_PREFERENCE]
+    assert hits[0]["tests"] == 0
+
+    unrelated = thatch("predictions", "query", "What's the weather like in Lisbon?", "--json")
+    assert as_json(unrelated) == []
+
+
+def test_near_duplicate_wording_links_without_moving_confidence(thatch: Runner) -> None:
+    first = _create(thatch, PARSER_SITUATION, PARSER_PREFERENCE)
+    again = _create(
+        thatch,
+        "writing a parser function for user input",
+        "handle the error cases before the happy path",
+    )
+    assert again["prediction"]["id"] == first["prediction"]["id"]
+    assert again["outcome"] in ("linked", "unchanged")
+    assert again["confidence"] == 0.5
+    confirmed = as_json(
+        thatch(
+            "predictions",
+            "update",
+            "--matcher",
+            PARSER_SITUATION,
+            "--prediction",
+            PARSER_PREFERENCE,
+            "--signal",
+            "confirm",
+            "--store",
+            "global",
+            "--json",
+        )
+    )
+    assert confirmed["outcome"] == "reinforced"
+    assert confirmed["confidence"] == pytest.approx(0.5833, abs=1e-4)
+    block = thatch("predictions", "query", "Write a function to parse a JSON config file").stdout
+    assert "[0.58 conf, 1 test] When writing a function that parses input: you tend to" in block
+
+
+def test_delete_removes_links_and_provenance(thatch: Runner) -> None:
+    created = _create(thatch, PARSER_SITUATION, PARSER_PREFERENCE)
+    prediction_id = str(created["prediction"]["id"])  # type: ignore[index]
+    shown = as_json(thatch("predictions", "show", prediction_id, "--json"))
+    assert len(shown["matchers"]) == 1
+    assert [entry["signal"] for entry in shown["provenance"]] == ["create"]
+
+    thatch("predictions", "delete", prediction_id)
+    assert as_json(thatch("predictions", "list", "--json")) == []
+    assert as_json(thatch("predictions", "query", "parse a JSON config file", "--json")) == []
+    missing = thatch("predictions", "delete", prediction_id, check=False)
+    assert missing.returncode == 1
+    assert f"no prediction with id {prediction_id}" in missing.stderr
+    bad = thatch(
+        "predictions",
+        "update",
+        "--matcher",
+        "x",
+        "--prediction",
+        "y",
+        "--signal",
+        "maybe",
+        check=False,
+    )
+    assert bad.returncode == 2
+    assert "invalid choice: 'maybe'" in bad.stderr
+
+
+def test_calibration_scores_showings_with_later_feedback(thatch: Runner, tmp_path: Path) -> None:
+    _create(thatch, PARSER_SITUATION, PARSER_PREFERENCE)
+    thatch(
+        "predictions", "query", "Write a function to parse a JSON config file", "--session", "s1"
+    )
+    thatch(
+        "predictions",
+        "update",
+        "--matcher",
+        PARSER_SITUATION,
+        "--prediction",
+        PARSER_PREFERENCE,
+        "--signal",
+        "disconfirm",
+        "--store",
+        "global",
+        "--session",
+        "s1",
+    )
+    plot = tmp_path / "reliability.png"
+    report = as_json(thatch("predictions", "calibration", "--json", "--plot", str(plot)))
+    assert report["showings"] == 1
+    assert report["scored"] == 1
+    assert report["brier"] == pytest.approx((0.5 - 0.0) ** 2)
+    assert plot.read_bytes().startswith(b"\x89PNG")
+
+
+def test_import_replays_update_calls_and_stdin_queries(thatch: Runner, tmp_path: Path) -> None:
+    calls = tmp_path / "model.jsonl"
+    calls.write_text(
+        "\n".join(
+            json.dumps(call)
+            for call in (
+                {
+                    "matcher": PARSER_SITUATION,
+                    "prediction": PARSER_PREFERENCE,
+                    "signal": "create",
+                    "store": "global",
+                },
+                {
+                    "matcher": PARSER_SITUATION,
+                    "prediction": PARSER_PREFERENCE,
+                    "signal": "confirm",
+                    "store": "global",
+                },
+                {
+                    "matcher": "naming a new module",
+                    "prediction": "use a short noun",
+                    "signal": "create",
+                    "store": "global",
+                },
+            )
+        )
+        + "\n"
+    )
+    imported = as_json(thatch("predictions", "import", str(calls), "--json"))
+    assert imported == {"calls": 3, "created": 2, "reinforced": 1}
+    queries = "parse a JSON config file\n" + json.dumps({"query": "name the new module"}) + "\n"
+    lines = [
+        json.loads(line)
+        for line in thatch("predictions", "query", "-", input=queries).stdout.splitlines()
+    ]
+    assert [hit["statement"] for hit in lines[0]["results"]] == [PARSER_PREFERENCE]
+    assert [hit["statement"] for hit in lines[1]["results"]] == ["use a short noun"]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"matcher": "m", "prediction": "p", "signal": "nope"}\n')
+    refused = thatch("predictions", "import", str(bad), check=False)
+    assert refused.returncode == 2
+    assert "line 1: signal 'nope'" in refused.stderr

@@ -1,0 +1,64 @@
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from thatch.decisions.engine import PredictionHit
+from thatch.decisions.models import Matcher, Prediction
+from thatch.decisions.nudge import HEADER, INSTRUCTIONS, format_block
+
+NOW = datetime(2026, 11, 30, tzinfo=UTC)
+
+
+def _hit(situation: str, statement: str, conf: float, tests: int) -> PredictionHit:
+    matcher = Matcher(
+        id=1, store="global", description=situation, model="m", created_at=NOW, updated_at=NOW
+    )
+    prediction = Prediction(
+        id=2,
+        store="global",
+        statement=statement,
+        rationale="",
+        model="m",
+        confirm_count=0.0,
+        disconfirm_count=0.0,
+        prior=0.5,
+        confidence=conf,
+        created_at=NOW,
+        updated_at=NOW,
+    )
+    return PredictionHit(
+        prediction=prediction,
+        matcher=matcher,
+        cosine=0.8,
+        weight=1.0,
+        score=0.8 * conf,
+        tests=tests,
+    )
+
+
+def test_block_matches_the_documented_format() -> None:
+    block = format_block(
+        [
+            _hit(
+                "Reviewing a PR with old tech debt", "Skip it unless it blocks the change", 0.72, 4
+            ),
+            _hit("The debt is a flaky test", "Fixing it.", 0.5, 0),
+        ]
+    )
+    assert block.splitlines() == [
+        HEADER,
+        "- [0.72 conf, 4 tests] When reviewing a PR with old tech debt: "
+        "you tend to skip it unless it blocks the change",
+        "- [0.50 conf, 0 tests] When the debt is a flaky test: you may prefer fixing it",
+    ]
+
+
+def test_singular_test_and_acronyms_kept() -> None:
+    line = format_block([_hit("CI is red", "Rerun once before digging in", 0.58, 1)])
+    assert "[0.58 conf, 1 test] When CI is red: you tend to rerun once" in line
+
+
+def test_nothing_fired_is_empty_and_instructions_say_how_to_use_it() -> None:
+    assert format_block([]) == ""
+    assert "prediction_update" in INSTRUCTIONS
+    assert "ask" in INSTRUCTIONS
