@@ -1,0 +1,219 @@
+"""Import throughput: thatch's import path against raw embedding of the same texts.
+
+The import side is what ``thatch import`` does: parse JSON lines with
+:func:`thatch.transfer.parse_lines`, then :meth:`thatch.api.Thatch.import_lines`
+into an empty home (validation, secret redaction, embedding in batches of 64,
+a near-duplicate check per memory, one transaction per batch). The raw side
+embeds the same texts with the same embedder object in batches of 64 and
+nothing else. Their ratio is how much of the embedding speed the import keeps
+(goal: at least 0.8).
+
+Every round uses a fresh home and its own embedder (loaded and warmed before
+any timing), measures both sides, and alternates which side goes first, so
+neither always runs on a warmer machine. The median round is reported.
+
+    uv run python bench/import_throughput.py
+    uv run python bench/import_throughput.py --count 500 --rounds 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import tempfile
+import time
+from collections.abc import Sequence
+
+import numpy as np
+import thatch
+from thatch.api import Thatch
+from thatch.transfer import parse_lines
+
+BATCH = 64
+STORE = "bench/import"
+TEMPLATES = (
+    "The {svc} service reads {env} from {file} and refuses to start when it is missing.",
+    "Run `{cmd}` before pushing changes to {svc}; CI runs the same check on every PR.",
+    "{svc} talks to {dep} on port {port}; in development both run under docker compose.",
+    "Tests of {svc} need {dep} running locally; start it with `{cmd}` first.",
+    "{person} owns {file} in {svc}; ask them to review any change to it.",
+    "Deploy {svc} by pushing a tag like v{major}.{minor}.{port}; staging follows main.",
+    "The error '{err}' from {svc} means {dep} is unreachable; restart it with `{cmd}`.",
+    "Logs of {svc} are shipped to {sink} and kept for {days} days.",
+    "In {svc}, {person} prefers {pref}; follow that in new code.",
+    "Calls from {svc} to {dep} time out after {days} seconds, set in {file}.",
+)
+SLOTS = {
+    "svc": (
+        "billing",
+        "checkout",
+        "search",
+        "inventory",
+        "notifications",
+        "auth",
+        "reporting",
+        "gateway",
+        "scheduler",
+        "media",
+        "pricing",
+        "shipping",
+        "ledger",
+        "profile",
+    ),
+    "env": (
+        "DATABASE_URL",
+        "REDIS_URL",
+        "SENTRY_DSN",
+        "QUEUE_NAME",
+        "S3_BUCKET",
+        "LOG_LEVEL",
+        "FEATURE_FLAGS_URL",
+        "SMTP_HOST",
+        "CACHE_TTL",
+        "REGION",
+    ),
+    "file": (
+        "config/settings.toml",
+        "src/main.py",
+        "deploy/values.yaml",
+        ".env.example",
+        "docker-compose.yml",
+        "Makefile",
+        "src/app.ts",
+        "internal/server.go",
+        "pyproject.toml",
+    ),
+    "cmd": (
+        "make test",
+        "make lint",
+        "pnpm test",
+        "docker compose up -d",
+        "cargo test",
+        "go test ./...",
+        "uv run pytest",
+        "make migrate",
+        "npm run build",
+        "make seed",
+    ),
+    "dep": (
+        "Postgres",
+        "Redis",
+        "Kafka",
+        "RabbitMQ",
+        "Elasticsearch",
+        "MinIO",
+        "the auth API",
+        "the payments provider",
+        "MongoDB",
+        "the mail relay",
+    ),
+    "person": ("Ana", "Bilal", "Chen", "Dara", "Emeka", "Fatima", "Goran", "Hana", "Ivo"),
+    "err": (
+        "connection refused",
+        "timeout exceeded",
+        "no such host",
+        "certificate expired",
+        "too many open files",
+        "permission denied",
+        "broken pipe",
+        "out of memory",
+    ),
+    "sink": ("Datadog", "Loki", "CloudWatch", "Elastic", "Splunk", "Papertrail"),
+    "pref": (
+        "small pure functions",
+        "early returns",
+        "dataclasses over dicts",
+        "explicit types",
+        "table-driven tests",
+        "no global state",
+        "composition over inheritance",
+    ),
+}
+
+
+def distinct_texts(count: int, seed: int) -> list[str]:
+    """``count`` different sentences about made-up services, from the templates."""
+    rng = np.random.default_rng(seed)
+    texts: dict[str, None] = {}
+    while len(texts) < count:
+        template = TEMPLATES[int(rng.integers(len(TEMPLATES)))]
+        values = {key: options[int(rng.integers(len(options)))] for key, options in SLOTS.items()}
+        values.update(
+            port=str(int(rng.integers(1024, 9999))),
+            major=str(int(rng.integers(1, 9))),
+            minor=str(int(rng.integers(0, 30))),
+            days=str(int(rng.integers(2, 90))),
+        )
+        texts[template.format(**values)] = None
+    return list(texts)
+
+
+def import_rate(th: Thatch, texts: Sequence[str]) -> float:
+    """Texts per second through parse_lines + import_lines into ``th``."""
+    lines = [
+        json.dumps({"label": f"fact-{i}", "content": text, "store": STORE})
+        for i, text in enumerate(texts)
+    ]
+    start = time.perf_counter()
+    result = th.import_lines(list(parse_lines(lines, "bench")))
+    elapsed = time.perf_counter() - start
+    if result.created != len(texts):
+        raise SystemExit(f"expected {len(texts)} new memories, import created {result.created}")
+    return len(texts) / elapsed
+
+
+def raw_rate(th: Thatch, texts: Sequence[str]) -> float:
+    """Texts per second through embed_passages alone, in batches of 64."""
+    start = time.perf_counter()
+    for offset in range(0, len(texts), BATCH):
+        th.embedder.embed_passages(texts[offset : offset + BATCH])
+    return len(texts) / (time.perf_counter() - start)
+
+
+def one_round(texts: Sequence[str], raw_first: bool) -> tuple[float, float]:
+    """(import rate, raw rate) in a fresh home with a warmed embedder."""
+    with tempfile.TemporaryDirectory(prefix="thatch-import-") as home, thatch.open(home=home) as th:
+        th.storage.list_stores()  # open and migrate the database before timing
+        th.embedder.embed_passages(list(texts[:BATCH]))  # load and warm the model
+        if raw_first:
+            raw = raw_rate(th, texts)
+            imported = import_rate(th, texts)
+        else:
+            imported = import_rate(th, texts)
+            raw = raw_rate(th, texts)
+    return imported, raw
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the rounds and print texts/s for both sides and their ratio."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--count", type=int, default=2000, help="texts to import (2000)")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds, alternating order (3)")
+    parser.add_argument("--seed", type=int, default=11)
+    args = parser.parse_args(argv)
+    texts = distinct_texts(args.count, args.seed)
+    words = statistics.mean(len(text.split()) for text in texts)
+    print(
+        f"{len(texts)} distinct texts, {words:.1f} words on average; load {os.getloadavg()[0]:.2f}"
+    )
+    print(f"{'round':>5} {'first':>6} | {'import/s':>9} {'raw/s':>9} {'ratio':>6}")
+    results = []
+    for index in range(args.rounds):
+        raw_first = index % 2 == 0
+        imported, raw = one_round(texts, raw_first)
+        results.append((imported, raw))
+        first = "raw" if raw_first else "import"
+        print(f"{index + 1:>5} {first:>6} | {imported:>9.1f} {raw:>9.1f} {imported / raw:>6.2f}")
+    imported = statistics.median(r[0] for r in results)
+    raw = statistics.median(r[1] for r in results)
+    ratio = imported / raw
+    print(f"{'median':>12} | {imported:>9.1f} {raw:>9.1f} {ratio:>6.2f}")
+    print(f"goal: import >= 0.8 x raw embedding: {'met' if ratio >= 0.8 else 'NOT met'}")
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
