@@ -36,8 +36,8 @@ model = "sentence-transformers/all-MiniLM-L6-v2"
 # model_path = "/path/to/a/local/model/folder"
 
 [thresholds]
-# recall = 0.30          # override the calibrated cosine thresholds
-# dedup = 0.90
+# recall = 0.36          # override the calibrated cosine thresholds
+# dedup = 0.74
 # prediction = 0.45      # decision-model firing (also THATCH_PREDICTION_THRESHOLD)
 """
 
