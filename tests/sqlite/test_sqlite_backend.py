@@ -16,6 +16,7 @@ import sqlite3
 import stat
 import threading
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -489,6 +490,169 @@ def test_concurrent_processes_lose_no_write(db_path: Path) -> None:
         assert len(storage.vector_search(unit(1), "m", Scope((STORE,)), 1000)) == 200
         assert pragma(storage, "user_version") == SCHEMA_VERSION
         assert storage.integrity_problems() == []
+
+
+# -- the decision model -------------------------------------------------------------
+
+
+def _confirm(storage: SQLiteStorage, prediction_id: int, amount: float = 1.0) -> None:
+    storage.add_evidence(
+        prediction_id,
+        signal="confirm",
+        confirm=amount,
+        disconfirm=0.0,
+        detail="",
+        session=None,
+        when=datetime.now(UTC),
+        rule=lambda c, d, p: (c + 5 * p) / (c + d + 5),
+    )
+
+
+def test_a_v1_database_migrates_to_v2(db_path: Path) -> None:
+    db_path.parent.mkdir(parents=True)
+    conn = raw(db_path)
+    try:
+        # The file as the previous release left it: schema v1 and a memory.
+        assert migrate(conn, db_path, MIGRATIONS[:1]) == 0
+        conn.execute(
+            "INSERT INTO memories (store, label, content, model, embedding, created_at,"
+            " updated_at) VALUES (?, 'old', 'kept content', 'm', ?, 1.0, 1.0)",
+            (STORE, unit(1).astype("<f4").tobytes()),
+        )
+        assert user_version(conn) == 1
+    finally:
+        conn.close()
+
+    with SQLiteStorage(db_path) as storage:
+        assert pragma(storage, "user_version") == SCHEMA_VERSION == 2
+        [memory] = storage.list_memories()
+        assert (memory.label, memory.content) == ("old", "kept content")
+        assert [h.id for h in storage.vector_search(unit(1), "m", Scope((STORE,)), 5)] == [
+            memory.id
+        ]
+        assert [h.id for h in storage.text_search("kept", Scope((STORE,)), 5)] == [memory.id]
+        matcher = storage.add_matcher(STORE, "situation", "m", unit(2))
+        prediction = storage.add_prediction(STORE, "statement", "", "m", unit(3), 0.5)
+        assert storage.link(matcher.id, prediction.id)
+        _confirm(storage, prediction.id)
+        assert [h.id for h in storage.nearest_matchers(unit(2), "m", [STORE], 5)] == [matcher.id]
+        assert storage.integrity_problems() == []
+    with SQLiteStorage(db_path) as again:
+        assert len(again.list_predictions()) == 1
+        assert again.integrity_problems() == []
+
+
+def test_evidence_counts_are_stored_as_real(storage: SQLiteStorage) -> None:
+    vector = unit(4)
+    prediction = storage.add_prediction(STORE, "s", "", "m", vector, 0.5)
+    _confirm(storage, prediction.id, 0.25)
+    row = storage._conn.execute(
+        "SELECT typeof(confirm_count), typeof(disconfirm_count), confirm_count, embedding"
+        " FROM predictions"
+    ).fetchone()
+    assert row == ("real", "real", 0.25, vector.astype("<f4").tobytes())
+
+
+def _decision_blocks(storage: SQLiteStorage, kind: str = "matcher") -> dict:
+    return storage._decision_cache._indexes[kind]._models["m"]
+
+
+def test_evidence_and_fires_log_no_vector_change(storage: SQLiteStorage) -> None:
+    matcher = storage.add_matcher(STORE, "situation", "m", unit(1))
+    prediction = storage.add_prediction(STORE, "statement", "", "m", unit(2), 0.5)
+
+    def logged() -> int:
+        return storage._conn.execute("SELECT count(*) FROM decision_changes").fetchone()[0]
+
+    before = logged()
+    storage.link(matcher.id, prediction.id)
+    _confirm(storage, prediction.id)
+    storage.record_fires("s", [(prediction.id, 0.5, 0.4)], datetime.now(UTC))
+    assert logged() == before
+    storage.delete_matcher(matcher.id)
+    assert logged() == before + 1
+
+
+def test_other_handles_decision_writes_are_applied_without_a_reload(db_path: Path) -> None:
+    with SQLiteStorage(db_path) as writer, SQLiteStorage(db_path) as reader:
+        first = writer.add_matcher(STORE, "first", "m", unit(1))
+        assert len(reader.nearest_matchers(unit(1), "m", [STORE], 10)) == 1
+        block = _decision_blocks(reader)[STORE]
+
+        second = writer.add_matcher(STORE, "second", "m", unit(2))
+        prediction = writer.add_prediction(STORE, "statement", "", "m", unit(3), 0.5)
+        writer.link(second.id, prediction.id)
+        _confirm(writer, prediction.id)
+        assert {h.id for h in reader.nearest_matchers(unit(1), "m", [STORE], 10)} == {
+            first.id,
+            second.id,
+        }
+        assert _decision_blocks(reader)[STORE] is block
+        writer.delete_matcher(first.id)
+        assert [h.id for h in reader.nearest_matchers(unit(1), "m", [STORE], 10)] == [second.id]
+        assert _decision_blocks(reader)[STORE] is block
+
+
+def test_a_handle_behind_the_trimmed_decision_log_reloads(db_path: Path) -> None:
+    with SQLiteStorage(db_path) as writer, SQLiteStorage(db_path) as reader:
+        first = writer.add_matcher(STORE, "first", "m", unit(1))
+        assert len(reader.nearest_matchers(unit(1), "m", [STORE], 10)) == 1
+        block = _decision_blocks(reader)[STORE]
+        writer.delete_matcher(first.id)
+        second = writer.add_matcher(STORE, "second", "m", unit(2))
+        conn = raw(db_path)
+        try:
+            conn.execute(
+                "DELETE FROM decision_changes WHERE seq < (SELECT max(seq) FROM decision_changes)"
+            )
+        finally:
+            conn.close()
+        assert [h.id for h in reader.nearest_matchers(unit(1), "m", [STORE], 10)] == [second.id]
+        assert _decision_blocks(reader)[STORE] is not block
+
+
+def test_own_decision_writes_keep_the_cache_exact(db_path: Path) -> None:
+    """Random adds and deletes through a warm handle; a fresh handle must agree."""
+    rng = random.Random(11)
+    stores, models = [STORE, "global"], ["m", "m", "m2"]
+    query = unit(999)
+    with SQLiteStorage(db_path) as warm:
+        for model in ("m", "m2"):
+            warm.nearest_matchers(query, model, stores, 5)
+            warm.nearest_predictions(query, model, stores, 5)
+        rows: list[tuple[str, int]] = []
+        for step in range(120):
+            if rng.random() < 0.65 or not rows:
+                store, model = rng.choice(stores), rng.choice(models)
+                if rng.random() < 0.5:
+                    rows.append(("m", warm.add_matcher(store, "d", model, unit(step + 1)).id))
+                else:
+                    made = warm.add_prediction(store, "s", "", model, unit(step + 1), 0.5)
+                    rows.append(("p", made.id))
+            else:
+                kind, row_id = rows.pop(rng.randrange(len(rows)))
+                (warm.delete_matcher if kind == "m" else warm.delete_prediction)(row_id)
+            if step % 20 == 19:
+                with SQLiteStorage(db_path) as fresh:
+                    for model in ("m", "m2"):
+                        for name in ("nearest_matchers", "nearest_predictions"):
+                            got = getattr(warm, name)(query, model, stores, 500)
+                            expected = getattr(fresh, name)(query, model, stores, 500)
+                            assert [h.id for h in got] == [h.id for h in expected]
+
+
+def test_integrity_check_finds_a_dangling_edge(db_path: Path, storage: SQLiteStorage) -> None:
+    matcher = storage.add_matcher(STORE, "situation", "m", unit(1))
+    prediction = storage.add_prediction(STORE, "statement", "", "m", unit(2), 0.5)
+    storage.link(matcher.id, prediction.id)
+    conn = raw(db_path)  # foreign keys off: no cascade
+    try:
+        conn.execute("DELETE FROM predictions WHERE id = ?", (prediction.id,))
+    finally:
+        conn.close()
+    assert storage.integrity_problems() == [
+        "a row of prediction_edges refers to a missing row of predictions"
+    ]
 
 
 # -- the plugin -------------------------------------------------------------------

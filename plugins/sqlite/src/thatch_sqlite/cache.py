@@ -33,28 +33,60 @@ _MAX_COUNTS = 50_000
 COUNT_DRIFT = 500
 
 
-class SearchCache:
-    """Vector index and word counts of one connection. The caller holds its lock."""
+class Follower:
+    """State of one connection kept current with the file. The caller holds its lock.
+
+    Subclasses say in :meth:`_catch_up` how to apply what changed since the
+    last sync; this class decides when that is needed.
+    """
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self._conn = conn
-        self._vectors = VectorIndex()
-        self._doc_counts: dict[str, int] = {}
         # Own commits so far, and the (data_version, commits) last synced at.
         self._commits = 0
         self._synced: tuple[int, int] | None = None
-        # Last search_changes entry applied, and the one the counts date from.
-        self._seq = 0
-        self._counts_seq = 0
 
     def wrote(self) -> None:
         """Note a commit by this connection (data_version does not see those)."""
         self._commits += 1
 
     def clear(self) -> None:
+        self._synced = None
+
+    def _sync(self) -> None:
+        # data_version is read before the data, so a commit racing this sync
+        # shows up as a new version next time instead of being missed.
+        version = int(self._conn.execute("PRAGMA data_version").fetchone()[0])
+        if self._synced == (version, self._commits):
+            return
+        # One read transaction: the log and the rows come from one snapshot.
+        self._conn.execute("BEGIN")
+        try:
+            self._catch_up()
+        finally:
+            self._conn.execute("COMMIT")
+        self._synced = (version, self._commits)
+
+    def _catch_up(self) -> None:
+        """Apply the changes committed since the last sync."""
+        raise NotImplementedError
+
+
+class SearchCache(Follower):
+    """Vector index and word counts of one connection. The caller holds its lock."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        super().__init__(conn)
+        self._vectors = VectorIndex()
+        self._doc_counts: dict[str, int] = {}
+        # Last search_changes entry applied, and the one the counts date from.
+        self._seq = 0
+        self._counts_seq = 0
+
+    def clear(self) -> None:
+        super().clear()
         self._vectors.clear()
         self._doc_counts.clear()
-        self._synced = None
 
     def vectors(self, model: str) -> VectorIndex:
         """The vector index, current and with ``model`` loaded."""
@@ -90,20 +122,6 @@ class SearchCache:
                 self._doc_counts[key] = count
             counts[word] = count
         return counts
-
-    def _sync(self) -> None:
-        # data_version is read before the data, so a commit racing this sync
-        # shows up as a new version next time instead of being missed.
-        version = int(self._conn.execute("PRAGMA data_version").fetchone()[0])
-        if self._synced == (version, self._commits):
-            return
-        # One read transaction: the log and the rows come from one snapshot.
-        self._conn.execute("BEGIN")
-        try:
-            self._catch_up()
-        finally:
-            self._conn.execute("COMMIT")
-        self._synced = (version, self._commits)
 
     def _catch_up(self) -> None:
         oldest, latest = self._conn.execute(

@@ -121,8 +121,135 @@ _V1: Step = (
     """,
 )
 
+# v2: the decision model. Matchers (situations) link to predictions (what
+# the user tends to decide) through weighted edges; provenance is each
+# prediction's audit trail and fires log what the agent was shown.
+_V2: Step = (
+    """
+    CREATE TABLE prediction_matchers (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        store TEXT NOT NULL,
+        description TEXT NOT NULL,
+        model TEXT NOT NULL,
+        embedding BLOB NOT NULL,
+        created_at REAL NOT NULL,
+        updated_at REAL NOT NULL
+    )
+    """,
+    # Evidence counts are REAL: a soft signal adds 0.25.
+    """
+    CREATE TABLE predictions (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        store TEXT NOT NULL,
+        statement TEXT NOT NULL,
+        rationale TEXT NOT NULL,
+        model TEXT NOT NULL,
+        embedding BLOB NOT NULL,
+        confirm_count REAL NOT NULL DEFAULT 0,
+        disconfirm_count REAL NOT NULL DEFAULT 0,
+        prior REAL NOT NULL,
+        confidence REAL NOT NULL,
+        created_at REAL NOT NULL,
+        updated_at REAL NOT NULL
+    )
+    """,
+    # Lists and evidence totals go by store; the vector cache loads one
+    # model's rows at a time.
+    "CREATE INDEX prediction_matchers_store ON prediction_matchers (store)",
+    "CREATE INDEX prediction_matchers_model ON prediction_matchers (model)",
+    "CREATE INDEX predictions_store ON predictions (store)",
+    "CREATE INDEX predictions_model ON predictions (model)",
+    """
+    CREATE TABLE prediction_edges (
+        matcher_id INTEGER NOT NULL REFERENCES prediction_matchers (id) ON DELETE CASCADE,
+        prediction_id INTEGER NOT NULL REFERENCES predictions (id) ON DELETE CASCADE,
+        weight REAL NOT NULL DEFAULT 1.0,
+        created_at REAL NOT NULL,
+        PRIMARY KEY (matcher_id, prediction_id)
+    ) WITHOUT ROWID
+    """,
+    # The primary key serves edges_from; edges_to and cascades look up predictions.
+    "CREATE INDEX prediction_edges_prediction ON prediction_edges (prediction_id)",
+    """
+    CREATE TABLE prediction_provenance (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        prediction_id INTEGER NOT NULL REFERENCES predictions (id) ON DELETE CASCADE,
+        signal TEXT NOT NULL CHECK (signal IN ('create', 'confirm', 'disconfirm', 'soft')),
+        detail TEXT NOT NULL,
+        session TEXT,
+        created_at REAL NOT NULL
+    )
+    """,
+    """
+    CREATE INDEX prediction_provenance_prediction
+    ON prediction_provenance (prediction_id, created_at)
+    """,
+    "CREATE INDEX prediction_provenance_time ON prediction_provenance (created_at)",
+    """
+    CREATE TABLE prediction_fires (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        session TEXT,
+        prediction_id INTEGER NOT NULL REFERENCES predictions (id) ON DELETE CASCADE,
+        confidence REAL NOT NULL,
+        score REAL NOT NULL,
+        fired_at REAL NOT NULL
+    )
+    """,
+    "CREATE INDEX prediction_fires_prediction ON prediction_fires (prediction_id, fired_at)",
+    "CREATE INDEX prediction_fires_time ON prediction_fires (fired_at)",
+    # The decision model's search_changes: which matchers and predictions
+    # changed anything their vector search sees, so a handle's cache re-reads
+    # only those. Evidence and fires (every query writes some) log nothing.
+    """
+    CREATE TABLE decision_changes (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        kind TEXT NOT NULL CHECK (kind IN ('matcher', 'prediction')),
+        row_id INTEGER NOT NULL
+    )
+    """,
+    """
+    CREATE TRIGGER decision_changes_trim AFTER INSERT ON decision_changes BEGIN
+        DELETE FROM decision_changes WHERE seq <= new.seq - 10000;
+    END
+    """,
+    """
+    CREATE TRIGGER prediction_matchers_changes_insert AFTER INSERT ON prediction_matchers BEGIN
+        INSERT INTO decision_changes (kind, row_id) VALUES ('matcher', new.id);
+    END
+    """,
+    """
+    CREATE TRIGGER prediction_matchers_changes_delete AFTER DELETE ON prediction_matchers BEGIN
+        INSERT INTO decision_changes (kind, row_id) VALUES ('matcher', old.id);
+    END
+    """,
+    """
+    CREATE TRIGGER prediction_matchers_changes_update
+    AFTER UPDATE OF store, model, embedding ON prediction_matchers
+    BEGIN
+        INSERT INTO decision_changes (kind, row_id) VALUES ('matcher', new.id);
+    END
+    """,
+    """
+    CREATE TRIGGER predictions_changes_insert AFTER INSERT ON predictions BEGIN
+        INSERT INTO decision_changes (kind, row_id) VALUES ('prediction', new.id);
+    END
+    """,
+    """
+    CREATE TRIGGER predictions_changes_delete AFTER DELETE ON predictions BEGIN
+        INSERT INTO decision_changes (kind, row_id) VALUES ('prediction', old.id);
+    END
+    """,
+    """
+    CREATE TRIGGER predictions_changes_update
+    AFTER UPDATE OF store, model, embedding ON predictions
+    BEGIN
+        INSERT INTO decision_changes (kind, row_id) VALUES ('prediction', new.id);
+    END
+    """,
+)
+
 #: Every schema step, oldest first. Append new steps here.
-MIGRATIONS: tuple[Step, ...] = (_V1,)
+MIGRATIONS: tuple[Step, ...] = (_V1, _V2)
 
 #: The schema version this code writes and understands.
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +27,9 @@ from thatch.models import Memory, NewMemory, Scope, ScoredId, StoreInfo, WriteRe
 
 from thatch_sqlite import fts
 from thatch_sqlite.cache import SearchCache
+from thatch_sqlite.codec import as_vector, from_blob, json_ids, to_blob, to_time
 from thatch_sqlite.connect import open_database
+from thatch_sqlite.decisions import DecisionCache, DecisionsMixin
 
 if TYPE_CHECKING:
     from thatch.storage import Matrix, Vector
@@ -65,8 +67,10 @@ _TEXT_SEARCH = """
 """
 
 
-class SQLiteStorage:
+class SQLiteStorage(DecisionsMixin):
     """thatch's default :class:`thatch.storage.Storage`: one SQLite file.
+
+    The decision model's methods come from :class:`DecisionsMixin`.
 
     Safe to share between threads: one connection, guarded by a lock.
     """
@@ -78,6 +82,7 @@ class SQLiteStorage:
         self._lock = threading.RLock()
         self._conn = open_database(self.path)
         self._cache = SearchCache(self._conn)
+        self._decision_cache = DecisionCache(self._conn)
 
     def __enter__(self) -> SQLiteStorage:
         return self
@@ -91,6 +96,7 @@ class SQLiteStorage:
     def close(self) -> None:
         with self._lock:
             self._cache.clear()
+            self._decision_cache.clear()
             self._conn.close()
 
     def integrity_problems(self) -> list[str]:
@@ -124,7 +130,7 @@ class SQLiteStorage:
     def write_memories(self, items: Sequence[NewMemory]) -> list[WriteResult]:
         if not items:
             return []
-        vectors = [_vector(item.embedding) for item in items]
+        vectors = [as_vector(item.embedding) for item in items]
         results: list[WriteResult] = []
         with self._write() as conn:
             now = time.time()
@@ -172,11 +178,11 @@ class SQLiteStorage:
             conn.execute(
                 "UPDATE memories SET recall_count = recall_count + 1, last_recalled_at = ?"
                 " WHERE id IN (SELECT value FROM json_each(?))",
-                (when.timestamp(), _json_ids(ids)),
+                (when.timestamp(), json_ids(ids)),
             )
 
     def set_embeddings(self, model: str, vectors: Sequence[tuple[int, Vector]]) -> None:
-        rows = [(model, _blob(_vector(vector)), int(memory_id)) for memory_id, vector in vectors]
+        rows = [(model, to_blob(as_vector(v)), int(memory_id)) for memory_id, v in vectors]
         if not rows:
             return
         with self._write() as conn:
@@ -204,7 +210,7 @@ class SQLiteStorage:
         return None if row is None else _memory(row)
 
     def get_memories(self, ids: Iterable[int]) -> dict[int, Memory]:
-        rows = self._fetchall(_MEMORIES_BY_ID, (_json_ids(ids),))
+        rows = self._fetchall(_MEMORIES_BY_ID, (json_ids(ids),))
         return {memory.id: memory for memory in map(_memory, rows)}
 
     def list_memories(
@@ -255,9 +261,9 @@ class SQLiteStorage:
         rows = self._fetchall(
             "SELECT id, embedding FROM memories"
             " WHERE model = ? AND id IN (SELECT value FROM json_each(?))",
-            (model, _json_ids(ids)),
+            (model, json_ids(ids)),
         )
-        return {memory_id: _from_blob(blob) for memory_id, blob in rows}
+        return {memory_id: from_blob(blob) for memory_id, blob in rows}
 
     def store_matrix(self, store: str, model: str) -> tuple[list[int], Matrix]:
         with self._lock:
@@ -306,6 +312,7 @@ class SQLiteStorage:
             finally:
                 # Own commits do not move data_version; tell the cache.
                 self._cache.wrote()
+                self._decision_cache.wrote()
 
 
 def _create(conn: sqlite3.Connection, item: NewMemory, vector: Vector, now: float) -> Memory:
@@ -319,12 +326,12 @@ def _create(conn: sqlite3.Connection, item: NewMemory, vector: Vector, now: floa
             "content": item.content,
             "branch": item.branch,
             "model": item.model,
-            "embedding": _blob(vector),
+            "embedding": to_blob(vector),
             "now": now,
         },
     )
     assert cursor.lastrowid is not None
-    when = _time(now)
+    when = to_time(now)
     return Memory(
         id=cursor.lastrowid,
         store=item.store,
@@ -344,7 +351,7 @@ def _update(
     conn.execute(
         "UPDATE memories SET content = ?, branch = ?, model = ?, embedding = ?, updated_at = ?"
         " WHERE id = ?",
-        (item.content, item.branch, item.model, _blob(vector), now, old.id),
+        (item.content, item.branch, item.model, to_blob(vector), now, old.id),
     )
     if item.content != old.content:
         # The review judged the old text; the new text deserves a fresh look.
@@ -360,7 +367,7 @@ def _update(
         archived=False,
         model=item.model,
         created_at=old.created_at,
-        updated_at=_time(now),
+        updated_at=to_time(now),
         recall_count=old.recall_count,
         last_recalled_at=old.last_recalled_at,
     )
@@ -382,32 +389,8 @@ def _memory(row: Sequence[Any]) -> Memory:
         branch=row[4],
         archived=bool(row[5]),
         model=row[6],
-        created_at=_time(row[7]),
-        updated_at=_time(row[8]),
+        created_at=to_time(row[7]),
+        updated_at=to_time(row[8]),
         recall_count=row[9],
-        last_recalled_at=None if row[10] is None else _time(row[10]),
+        last_recalled_at=None if row[10] is None else to_time(row[10]),
     )
-
-
-def _time(epoch: float) -> datetime:
-    return datetime.fromtimestamp(epoch, tz=UTC)
-
-
-def _vector(value: object) -> Vector:
-    vector = np.asarray(value, dtype=np.float32)
-    if vector.ndim != 1 or vector.size == 0:
-        raise ValueError(f"an embedding must be a non-empty 1-D vector, got shape {vector.shape}")
-    return vector
-
-
-def _blob(vector: Vector) -> bytes:
-    # Little-endian float32 whatever the machine, so the file is portable.
-    return np.asarray(vector, dtype="<f4").tobytes()
-
-
-def _from_blob(blob: bytes) -> Vector:
-    return np.frombuffer(blob, dtype="<f4").astype(np.float32)
-
-
-def _json_ids(ids: Iterable[int]) -> str:
-    return json.dumps([int(memory_id) for memory_id in ids])
