@@ -259,8 +259,10 @@ class SQLiteStorage(DecisionsMixin):
 
     def embeddings(self, ids: Iterable[int], model: str) -> dict[int, Vector]:
         rows = self._fetchall(
+            # The unary + keeps SQLite off the model index: looking each id up by
+            # primary key reads a few rows, the index would read the whole model.
             "SELECT id, embedding FROM memories"
-            " WHERE model = ? AND id IN (SELECT value FROM json_each(?))",
+            " WHERE +model = ? AND id IN (SELECT value FROM json_each(?))",
             (model, json_ids(ids)),
         )
         return {memory_id: from_blob(blob) for memory_id, blob in rows}
