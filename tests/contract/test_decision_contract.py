@@ -544,3 +544,19 @@ def test_integrity_check_passes_after_decision_work(storage: Storage) -> None:
     for p in predictions[::4]:
         storage.delete_prediction(p.id)
     assert storage.integrity_problems() == []
+
+
+@pytest.mark.parametrize("name", sorted(KINDS))
+def test_new_embeddings_move_rows_to_another_model(storage: Storage, name: str) -> None:
+    add, nearest = KINDS[name]
+    query = unit(81)
+    row = add(storage, 1, vector=toward(query, 0.3, 1))
+    assert ids(nearest(storage)(query, MODEL, [APP], 10)) == [row.id]  # warm the cache
+    storage.set_decision_embeddings(name, "model-b", [(row.id, query), (9999, query)])
+    assert nearest(storage)(query, MODEL, [APP], 10) == []
+    hits = nearest(storage)(query, "model-b", [APP], 10)
+    assert ids(hits) == [row.id]
+    assert hits[0].score == pytest.approx(1.0, abs=1e-5)
+    listed = storage.list_matchers() if name == "matcher" else storage.list_predictions()
+    assert [item.model for item in listed] == ["model-b"]
+    storage.set_decision_embeddings(name, "model-c", [])

@@ -117,11 +117,15 @@ def test_reembed_moves_memories_to_the_current_model(tmp_path: Path) -> None:
     with _open(home, WordHashEmbedder(model_id="test/old"), tmp_path) as old:
         old.remember("a", "alpha fact", store="global")
         old.remember("b", "beta fact", store="global")
+        old.decisions.update("writing a parser", "handle errors first", "create", store="global")
     with _open(home, WordHashEmbedder(model_id="test/new"), tmp_path) as new:
         assert new.recall("alpha") == []  # vectors of another model are never compared
-        assert new.reembed() == 2
+        assert new.decisions.query("writing a parser", stores=["global"]) == []
+        assert new.reembed() == 4  # two memories, one matcher, one prediction
         assert new.storage.models_in_use() == {"test/new": 2}
         assert new.recall("alpha")[0].memory.label == "a"
+        fired = new.decisions.query("writing a parser", stores=["global"])
+        assert [hit.prediction.statement for hit in fired] == ["handle errors first"]
         assert new.reembed() == 0
 
 

@@ -212,17 +212,48 @@ class Thatch:
             raise NotFoundError(f"memory {label!r} was deleted meanwhile in store {memory.store}")
         return updated
 
-    def reembed(self, *, progress: Callable[[int], None] | None = None) -> int:
-        """Re-embed every memory whose vector is of another model; returns how many."""
+    def stale_vectors(self) -> list[tuple[str, int, str]]:
+        """(kind, id, text) of every memory, matcher and prediction of another model."""
         model = self.embedder.model_id
-        stale = [m for m in self.storage.list_memories(include_archived=True) if m.model != model]
+        storage = self.storage
+        return [
+            *(
+                ("memory", m.id, m.content)
+                for m in storage.list_memories(include_archived=True)
+                if m.model != model
+            ),
+            *(
+                ("matcher", m.id, m.description)
+                for m in storage.list_matchers()
+                if m.model != model
+            ),
+            *(
+                ("prediction", p.id, p.statement)
+                for p in storage.list_predictions()
+                if p.model != model
+            ),
+        ]
+
+    def reembed(self, *, progress: Callable[[int], None] | None = None) -> int:
+        """Re-embed everything whose vector is of another model; returns how many."""
+        model = self.embedder.model_id
+        stale = self.stale_vectors()
         batch = 64
         for start in range(0, len(stale), batch):
             chunk = stale[start : start + batch]
-            vectors = self.embedder.embed_passages([m.content for m in chunk])
-            self.storage.set_embeddings(
-                model, [(m.id, v) for m, v in zip(chunk, vectors, strict=True)]
-            )
+            vectors = self.embedder.embed_passages([text for _, _, text in chunk])
+            for kind in ("memory", "matcher", "prediction"):
+                rows = [
+                    (row_id, v)
+                    for (k, row_id, _), v in zip(chunk, vectors, strict=True)
+                    if k == kind
+                ]
+                if not rows:
+                    continue
+                if kind == "memory":
+                    self.storage.set_embeddings(model, rows)
+                else:
+                    self.storage.set_decision_embeddings(kind, model, rows)  # type: ignore[arg-type]
             if progress is not None:
                 progress(len(chunk))
         return len(stale)

@@ -122,8 +122,7 @@ def _progress(total: int, what: str) -> AbstractContextManager[Callable[[int], N
 def reembed(args: argparse.Namespace) -> int:
     with connect(args) as th:
         model = th.embedder.model_id
-        pending = sum(count for name, count in th.storage.models_in_use().items() if name != model)
-        with _progress(pending, "re-embedding") as advance:
+        with _progress(len(th.stale_vectors()), "re-embedding") as advance:
             done = th.reembed(progress=advance)
     output.note(f"re-embedded {done} memories with {model}")
     return 0

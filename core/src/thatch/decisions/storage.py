@@ -10,13 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from thatch.decisions.models import Edge, Fire, Matcher, Prediction, Provenance, Signal
 from thatch.models import ScoredId
 
 if TYPE_CHECKING:
     from thatch.storage import Vector
+
+#: The two embedded records of the decision model.
+DecisionKind = Literal["matcher", "prediction"]
 
 #: (confirm_count, disconfirm_count, prior) -> confidence, supplied by core.
 ConfidenceRule = Callable[[float, float, float], float]
@@ -88,6 +91,12 @@ class DecisionStorage(Protocol):
 
     def list_matchers(self, stores: Sequence[str] | None = None) -> list[Matcher]:
         """Matchers of these stores (all when None), by id."""
+
+    def set_decision_embeddings(
+        self, kind: DecisionKind, model: str, vectors: Sequence[tuple[int, Vector]]
+    ) -> None:
+        """Replace the vectors (and model id) of existing matchers or predictions;
+        unknown ids are skipped. Used by ``thatch reembed``."""
 
     def delete_prediction(self, prediction_id: int) -> bool:
         """Delete it with its edges, provenance and fires; False when missing."""

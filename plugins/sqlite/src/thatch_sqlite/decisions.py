@@ -17,10 +17,11 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from thatch.decisions.models import SIGNALS, Edge, Fire, Matcher, Prediction, Provenance, Signal
+from thatch.decisions.storage import DecisionKind
 from thatch.errors import NotFoundError
 from thatch.models import ScoredId
 
@@ -32,7 +33,6 @@ if TYPE_CHECKING:
     from thatch.decisions.storage import ConfidenceRule
     from thatch.storage import Vector
 
-Kind = Literal["matcher", "prediction"]
 
 # Column lists in the order _matcher() and _prediction() read them.
 _MATCHERS_BY_ID = """
@@ -83,11 +83,15 @@ _INSERT_FIRE = """
 """
 
 # What the vector cache loads and re-reads, per kind of row.
-_LOAD: dict[Kind, str] = {
+_SET_EMBEDDING: dict[DecisionKind, str] = {
+    "matcher": "UPDATE prediction_matchers SET model = ?, embedding = ? WHERE id = ?",
+    "prediction": "UPDATE predictions SET model = ?, embedding = ? WHERE id = ?",
+}
+_LOAD: dict[DecisionKind, str] = {
     "matcher": "SELECT id, store, embedding FROM prediction_matchers WHERE model = ?",
     "prediction": "SELECT id, store, embedding FROM predictions WHERE model = ?",
 }
-_REREAD: dict[Kind, str] = {
+_REREAD: dict[DecisionKind, str] = {
     "matcher": "SELECT id, store, model, embedding FROM prediction_matchers"
     " WHERE id IN (SELECT value FROM json_each(?))",
     "prediction": "SELECT id, store, model, embedding FROM predictions"
@@ -105,7 +109,7 @@ class DecisionCache(Follower):
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         super().__init__(conn)
-        self._indexes: dict[Kind, VectorIndex] = {
+        self._indexes: dict[DecisionKind, VectorIndex] = {
             "matcher": VectorIndex(),
             "prediction": VectorIndex(),
         }
@@ -117,7 +121,7 @@ class DecisionCache(Follower):
         for index in self._indexes.values():
             index.clear()
 
-    def index(self, kind: Kind, model: str) -> VectorIndex:
+    def index(self, kind: DecisionKind, model: str) -> VectorIndex:
         """The ``kind`` index, current and with ``model`` loaded."""
         self._sync()
         index = self._indexes[kind]
@@ -139,7 +143,7 @@ class DecisionCache(Follower):
             for index in self._indexes.values():
                 index.clear()
         else:
-            changed: dict[Kind, list[int]] = {"matcher": [], "prediction": []}
+            changed: dict[DecisionKind, list[int]] = {"matcher": [], "prediction": []}
             for kind, row_id in self._conn.execute(
                 "SELECT DISTINCT kind, row_id FROM decision_changes WHERE seq > ?", (self._seq,)
             ):
@@ -149,7 +153,7 @@ class DecisionCache(Follower):
                     self._apply(kind, row_ids)
         self._seq = latest
 
-    def _apply(self, kind: Kind, row_ids: list[int]) -> None:
+    def _apply(self, kind: DecisionKind, row_ids: list[int]) -> None:
         index = self._indexes[kind]
         gone = set(row_ids)
         for row_id, store, model, blob in self._conn.execute(_REREAD[kind], (json.dumps(row_ids),)):
@@ -255,6 +259,16 @@ class DecisionsMixin:
             )
             row = conn.execute(_PREDICTION_BY_ID, (prediction_id,)).fetchone()
         return _prediction(row)
+
+    def set_decision_embeddings(
+        self, kind: DecisionKind, model: str, vectors: Sequence[tuple[int, Vector]]
+    ) -> None:
+        rows = [(model, to_blob(as_vector(v)), int(row_id)) for row_id, v in vectors]
+        if not rows:
+            return
+        with self._write() as conn:
+            # The change triggers log each row, so every handle's cache follows.
+            conn.executemany(_SET_EMBEDDING[kind], rows)
 
     def delete_prediction(self, prediction_id: int) -> bool:
         with self._write() as conn:
@@ -370,7 +384,7 @@ class DecisionsMixin:
         return cursor.lastrowid, to_time(now)
 
     def _nearest(
-        self, kind: Kind, query: Vector, model: str, stores: Sequence[str], limit: int
+        self, kind: DecisionKind, query: Vector, model: str, stores: Sequence[str], limit: int
     ) -> list[ScoredId]:
         if not stores or limit <= 0:
             return []
