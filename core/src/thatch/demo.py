@@ -2,7 +2,8 @@
 
 It saves a few memories with the real embedding model, recalls them by
 meaning and by words, shows that stores stay apart and that secrets are
-redacted, then deletes the home. Later features extend the story here.
+redacted, records a preference in the user decision model and shows which
+prompts fire it, then deletes the home. Later features extend the story here.
 """
 
 from __future__ import annotations
@@ -10,8 +11,10 @@ from __future__ import annotations
 import tempfile
 import time
 
+from thatch.api import Thatch
 from thatch.api import open as open_thatch
 from thatch.cli.output import print_hits
+from thatch.decisions.nudge import format_block
 
 MEMORIES = (
     ("tabs", "The user indents with tabs, never spaces.", "global"),
@@ -47,6 +50,22 @@ def _step(title: str) -> None:
     print(f"\n== {title}")
 
 
+def _decision_model(th: Thatch) -> None:
+    """Record a preference, confirm it once, and show which prompts fire it."""
+    situation, preference = (
+        "writing a function that parses input",
+        ("handle error cases before the happy path"),
+    )
+    _step("the user states a preference, then confirms it once")
+    for signal in ("create", "confirm"):
+        result = th.decisions.update(situation, preference, signal, store="global")
+        print(f"  {signal}: {result.outcome}, confidence {result.confidence:.4f}")
+    for prompt in ("Write a function to parse a JSON config file", "What's the weather in Lisbon?"):
+        _step(f"prompt {prompt!r}: what the agent is shown")
+        block = format_block(th.decisions.query(prompt, stores=["acme/web", "global"]))
+        print("  " + block.replace("\n", "\n  ") if block else "  (nothing: no situation fits)")
+
+
 def run_demo() -> int:
     """Run the demo; returns the exit status."""
     with tempfile.TemporaryDirectory(prefix="thatch-demo-") as home, open_thatch(home) as th:
@@ -74,6 +93,7 @@ def run_demo() -> int:
         _step("stores")
         for info in th.stores():
             print(f"  {info.name}: {info.memories} memories")
+        _decision_model(th)
     print(
         "\nThe home was deleted. Try it for real: thatch remember LABEL CONTENT, "
         "thatch search QUERY"
