@@ -202,7 +202,11 @@ def print_table(points: Sequence[Point], chosen: Point, beta: float, lo: float, 
 def write_thresholds(path: Path, model_id: str, recall: float, dedup: float) -> None:
     """Set ``model_id``'s entry in thresholds.json, keeping the other entries."""
     data = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-    data[model_id] = {"recall": recall, "dedup": dedup, "source": SOURCE}
+    # Keep the keys other scripts calibrate (bench/prediction_tuning.py writes
+    # "prediction"); only recall and dedup are this script's.
+    entry = {**data.get(model_id, {}), "recall": recall, "dedup": dedup}
+    entry["source"] = SOURCE
+    data[model_id] = entry
     ordered = {key: data[key] for key in sorted(data)}
     path.write_text(json.dumps(ordered, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 

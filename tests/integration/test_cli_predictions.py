@@ -167,7 +167,11 @@ def test_import_replays_update_calls_and_stdin_queries(thatch: Runner, tmp_path:
     )
     imported = as_json(thatch("predictions", "import", str(calls), "--json"))
     assert imported == {"calls": 3, "created": 2, "reinforced": 1}
-    queries = "parse a JSON config file\n" + json.dumps({"query": "name the new module"}) + "\n"
+    queries = (
+        "Write a function to parse a JSON config file\n"
+        + json.dumps({"query": "name the new module"})
+        + "\n"
+    )
     lines = [
         json.loads(line)
         for line in thatch("predictions", "query", "-", input=queries).stdout.splitlines()

@@ -69,5 +69,5 @@ def test_demo_runs_end_to_end(thatch: Runner) -> None:
     assert "AKIA" + "ABCDEFGHIJKLMNOP" not in completed.stdout
     fired = completed.stdout.split("prompt 'Write a function to parse a JSON config file'")[1]
     assert "you tend to handle error cases before the happy path" in fired.split("==")[0]
-    weather = completed.stdout.split("prompt \"What's the weather in Lisbon?\"")[1]
+    weather = completed.stdout.split('prompt "What\'s the weather in Lisbon?"')[1]
     assert "(nothing: no situation fits)" in weather.split("==")[0]

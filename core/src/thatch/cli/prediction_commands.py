@@ -62,13 +62,17 @@ def _query_stdin(th: Thatch, args: argparse.Namespace) -> int:
     return answer_stdin_queries(answer, args.store, args.limit)
 
 
-def _describe_update(result: UpdateResult) -> str:
+def _describe_update(result: UpdateResult, given: str) -> str:
     prediction = result.prediction
-    return (
+    described = (
         f"{result.outcome}: prediction {prediction.id} in {prediction.store} "
         f"(confidence {prediction.confidence:.4f}, evidence {prediction.evidence:g}; "
         f"matcher {result.matcher.id}{' new' if result.matcher_created else ''})"
     )
+    if not result.prediction_created and " ".join(given.split()) != prediction.statement:
+        # Say which wording the feedback landed on, so a wrong merge is visible.
+        described += f"\n  recorded on the existing statement: {prediction.statement!r}"
+    return described
 
 
 def update(args: argparse.Namespace) -> int:
@@ -87,7 +91,7 @@ def update(args: argparse.Namespace) -> int:
             {**to_json_data(result), "confidence": result.confidence, "evidence": result.evidence}
         )
     else:
-        output.note(_describe_update(result))
+        output.note(_describe_update(result, args.prediction))
     return 0
 
 

@@ -14,6 +14,7 @@ import attrs
 
 from thatch.decisions.confidence import DEFAULT_PRIOR, EVIDENCE, confidence, population_prior
 from thatch.decisions.models import SIGNALS, Matcher, Prediction, Signal
+from thatch.decisions.wording import same_statement
 from thatch.embedding import Embedder
 from thatch.errors import InvalidInputError
 from thatch.names import validate_store
@@ -25,6 +26,8 @@ Outcome = Literal["created", "linked", "reinforced", "weakened", "unchanged"]
 MAX_TEXT = 2_000
 #: Matchers considered per query: enough to surface conflicting predictions.
 MATCHER_DEPTH = 32
+#: Close predictions checked for the same wording before a new one is created.
+PREDICTION_CANDIDATES = 5
 
 
 @attrs.frozen
@@ -35,8 +38,9 @@ class ScoreSettings:
     population_prior: bool = True
     #: A new edge to an existing matcher weighs the cosine that matched it.
     edge_weight_from_cosine: bool = False
-    #: score = cosine ** power × weight × confidence; > 1 damps weak matches.
-    cosine_power: float = 1.0
+    #: score = cosine ** power × weight × confidence; > 1 damps weak matches
+    #: (1.3 ranked best on bench/data/decisions.jsonl; docs/decision-model.md).
+    cosine_power: float = 1.3
 
 
 @attrs.frozen
@@ -121,7 +125,7 @@ class DecisionModel:
             matcher_record = self.storage.get_matchers([found[0]])[found[0]]
             match_cosine = found[1]
 
-        found = self._nearest(self.storage.nearest_predictions, vectors[1], store)
+        found = self._same_prediction(vectors[1], statement, store)
         prediction_created = found is None
         if found is None:
             prior = self._prior(store)
@@ -129,7 +133,7 @@ class DecisionModel:
                 store, statement, rationale, model, vectors[1], prior
             ).id
         else:
-            prediction_id = found[0]
+            prediction_id = found
 
         weight = match_cosine if self.settings.edge_weight_from_cosine else 1.0
         edge_created = self.storage.link(matcher_record.id, prediction_id, round(weight, 4))
@@ -158,6 +162,23 @@ class DecisionModel:
         hits = search(vector, self.embedder.model_id, [store], 1)  # type: ignore[operator]
         if hits and hits[0].score >= self.dedup_threshold:
             return hits[0].id, float(hits[0].score)
+        return None
+
+    def _same_prediction(self, vector: object, statement: str, store: str) -> int | None:
+        """The existing prediction this statement restates, if any (see wording.py)."""
+        hits = self.storage.nearest_predictions(
+            vector,  # type: ignore[arg-type]
+            self.embedder.model_id,
+            [store],
+            PREDICTION_CANDIDATES,
+        )
+        close = [hit for hit in hits if hit.score >= self.dedup_threshold]
+        if not close:
+            return None
+        existing = self.storage.get_predictions(hit.id for hit in close)
+        for hit in close:
+            if hit.id in existing and same_statement(existing[hit.id].statement, statement):
+                return hit.id
         return None
 
     def _prior(self, store: str) -> float:
