@@ -10,17 +10,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
-from typing import Any
 
 import attrs
 
 from thatch.errors import InvalidInputError
+from thatch.jsonlines import json_objects, optional_text, require_text
 from thatch.memory import MemoryInput
 from thatch.models import Memory
 from thatch.names import validate_branch, validate_label, validate_store
 from thatch.serialize import to_json_data
 
-REQUIRED = ("label", "content", "store")
+EXAMPLE = '{"label": "tabs", "content": "...", "store": "global"}'
 
 
 @attrs.frozen
@@ -40,34 +40,23 @@ def export_line(memory: Memory) -> str:
 
 def parse_lines(lines: Iterable[str], source: str) -> Iterator[ImportLine]:
     """Parse and validate every line; errors name ``source`` and the line number."""
-    for number, raw in enumerate(lines, 1):
-        if not raw.strip():
-            continue
-        where = f"{source} line {number}"
-        try:
-            data: Any = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise InvalidInputError(
-                f"{where} is not JSON ({exc.msg}); each line must be an object like "
-                '{"label": "tabs", "content": "...", "store": "global"}'
-            ) from None
-        if not isinstance(data, dict):
-            raise InvalidInputError(f"{where} is not a JSON object; write one object per line")
-        for key in REQUIRED:
-            if not isinstance(data.get(key), str):
-                raise InvalidInputError(f'{where} has no string "{key}"; add it')
-        branch = data.get("branch")
-        if branch is not None and not isinstance(branch, str):
-            raise InvalidInputError(f'{where}: "branch" must be a string or null')
+    for where, data in json_objects(lines, source, EXAMPLE):
+        require_text(data, where, ("label", "store"))
+        if not isinstance(data.get("content"), str):
+            raise InvalidInputError(f'{where} has no "content" text; add it')
+        optional_text(data, where, ("branch",))
         try:
             validate_store(data["store"])
             validate_label(data["label"])
-            validate_branch(branch)
+            validate_branch(data.get("branch"))
         except InvalidInputError as exc:
             raise InvalidInputError(f"{where}: {exc}") from None
         yield ImportLine(
             memory=MemoryInput(
-                label=data["label"], content=data["content"], store=data["store"], branch=branch
+                label=data["label"],
+                content=data["content"],
+                store=data["store"],
+                branch=data.get("branch"),
             ),
             archived=data.get("archived") is True,
         )

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from thatch.errors import InvalidInputError, ThatchError
+from thatch.jsonlines import optional_text, parse_object, require_text
 
 
 def read_lines(file: str) -> list[str]:
@@ -33,24 +34,13 @@ def parse_query_line(
     text = line.strip()
     if not text.startswith("{"):
         return text, default_store, default_limit
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InvalidInputError(
-            f'not JSON ({exc.msg}); send plain text or {{"query": "...", "store": "...", '
-            '"limit": 5}'
-        ) from None
-    if not isinstance(data, dict):
-        raise InvalidInputError('not a JSON object; send {"query": "..."}')
-    query = data.get("query")
+    data = parse_object(text, "the line", '{"query": "...", "store": "...", "limit": 5}')
+    require_text(data, "the JSON object", ("query",))
+    optional_text(data, "the JSON object", ("store",))
     store, limit = data.get("store", default_store), data.get("limit", default_limit)
-    if not isinstance(query, str) or not query.strip():
-        raise InvalidInputError('no "query" string in the JSON object; add one')
-    if store is not None and not isinstance(store, str):
-        raise InvalidInputError('"store" must be a store name or "all"')
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         raise InvalidInputError(f'"limit" {limit!r} must be a whole number of at least 1')
-    return query, store, limit
+    return data["query"], store, limit
 
 
 #: Answers one query: (query, store, limit) -> its results as JSON-ready dicts.

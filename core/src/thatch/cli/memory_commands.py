@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from thatch.api import Thatch
@@ -11,7 +12,11 @@ from thatch.api import open as open_thatch
 from thatch.cli import output
 from thatch.cli.inputs import answer_stdin_queries
 from thatch.errors import InvalidInputError
+from thatch.models import Memory
 from thatch.serialize import to_json_data
+
+#: A subcommand handler: parsed arguments in, exit status out.
+Handler = Callable[[argparse.Namespace], int]
 
 
 def connect(args: argparse.Namespace) -> Thatch:
@@ -63,52 +68,41 @@ def _search_stdin(th: Thatch, args: argparse.Namespace) -> int:
     return answer_stdin_queries(answer, args.store, args.limit)
 
 
+def _emit(args: argparse.Namespace, value: Any, show: Callable[[Any], None]) -> int:
+    """JSON with --json, else the human form."""
+    if args.json:
+        output.print_json(value)
+    else:
+        show(value)
+    return 0
+
+
 def list_memories(args: argparse.Namespace) -> int:
     with connect(args) as th:
         memories = th.list(args.store, include_archived=args.archived)
-    if args.json:
-        output.print_json(memories)
-    else:
-        output.print_memories(memories)
-    return 0
+    return _emit(args, memories, output.print_memories)
 
 
 def show(args: argparse.Namespace) -> int:
     with connect(args) as th:
         memory = th.show(args.label, args.store)
-    if args.json:
-        output.print_json(memory)
-    else:
-        output.print_memory(memory)
-    return 0
+    return _emit(args, memory, output.print_memory)
 
 
-def forget(args: argparse.Namespace) -> int:
-    with connect(args) as th:
-        memory = th.forget(args.label, args.store)
-    _report(args, memory, f"forgot '{memory.label}' in {memory.store}")
-    return 0
+def _change(verb: str, change: Callable[[Thatch, str, str | None], Memory]) -> Handler:
+    """A handler that applies ``change`` to one memory and says what it did."""
+
+    def handler(args: argparse.Namespace) -> int:
+        with connect(args) as th:
+            memory = change(th, args.label, args.store)
+        return _emit(args, memory, lambda m: output.note(f"{verb} '{m.label}' in {m.store}"))
+
+    return handler
 
 
-def archive(args: argparse.Namespace) -> int:
-    with connect(args) as th:
-        memory = th.archive(args.label, args.store)
-    _report(args, memory, f"archived '{memory.label}' in {memory.store}")
-    return 0
-
-
-def unarchive(args: argparse.Namespace) -> int:
-    with connect(args) as th:
-        memory = th.unarchive(args.label, args.store)
-    _report(args, memory, f"unarchived '{memory.label}' in {memory.store}")
-    return 0
-
-
-def _report(args: argparse.Namespace, record: object, message: str) -> None:
-    if args.json:
-        output.print_json(record)
-    else:
-        output.note(message)
+forget = _change("forgot", Thatch.forget)
+archive = _change("archived", Thatch.archive)
+unarchive = _change("unarchived", Thatch.unarchive)
 
 
 def stores(args: argparse.Namespace) -> int:

@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +21,7 @@ from thatch.decisions.engine import (
 )
 from thatch.decisions.models import Edge, Matcher, Prediction, Provenance
 from thatch.errors import ConfigError, InvalidInputError, NotFoundError
+from thatch.jsonlines import json_objects, optional_text, require_text
 from thatch.names import validate_store
 
 if TYPE_CHECKING:
@@ -178,25 +178,10 @@ def _missing(prediction_id: int) -> NotFoundError:
 
 def parse_update_calls(lines: Sequence[str], source: str) -> Iterator[UpdateCall]:
     """Parse JSON lines ``{"matcher", "prediction", "signal", "rationale"?, "store"?}``."""
-    for number, raw in enumerate(lines, 1):
-        if not raw.strip():
-            continue
-        where = f"{source} line {number}"
-        try:
-            data = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise InvalidInputError(
-                f'{where} is not JSON ({exc.msg}); write {{"matcher": "...", '
-                '"prediction": "...", "signal": "create"}'
-            ) from None
-        if not isinstance(data, dict):
-            raise InvalidInputError(f"{where} is not a JSON object; write one object per line")
-        for key in ("matcher", "prediction", "signal"):
-            if not isinstance(data.get(key), str) or not data[key].strip():
-                raise InvalidInputError(f'{where} has no "{key}" string; add it')
-        for key in ("rationale", "store", "detail"):
-            if key in data and data[key] is not None and not isinstance(data[key], str):
-                raise InvalidInputError(f'{where}: "{key}" must be a string')
+    example = '{"matcher": "...", "prediction": "...", "signal": "create"}'
+    for where, data in json_objects(lines, source, example):
+        require_text(data, where, ("matcher", "prediction", "signal"))
+        optional_text(data, where, ("rationale", "store", "detail"))
         try:
             check_signal(data["signal"])
             if data.get("store"):
