@@ -195,3 +195,23 @@ def test_remember_many_reports_after_commit(th: Thatch) -> None:
     items = [MemoryInput(label=f"m{n}", content=f"fact {n}", store="global") for n in range(70)]
     th.remember_many(items, on_saved=on_saved)
     assert len(seen) == 70
+
+
+class _CountingEmbedder(WordHashEmbedder):
+    def __init__(self) -> None:
+        super().__init__()
+        self.queries = 0
+
+    def embed_query(self, text: str):  # type: ignore[no-untyped-def]
+        self.queries += 1
+        return super().embed_query(text)
+
+
+def test_an_empty_decision_model_answers_without_embedding(tmp_path: Path) -> None:
+    embedder = _CountingEmbedder()
+    with _open(tmp_path / "home", embedder, tmp_path) as th:
+        assert th.decisions.query("Write a parser for the config file") == []
+        assert embedder.queries == 0
+        th.decisions.update("writing a parser", "handle errors first", "create", store="global")
+        assert th.decisions.query("writing a parser") != []
+        assert embedder.queries == 1

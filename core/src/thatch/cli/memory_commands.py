@@ -68,25 +68,16 @@ def _search_stdin(th: Thatch, args: argparse.Namespace) -> int:
     return answer_stdin_queries(answer, args.store, args.limit)
 
 
-def _emit(args: argparse.Namespace, value: Any, show: Callable[[Any], None]) -> int:
-    """JSON with --json, else the human form."""
-    if args.json:
-        output.print_json(value)
-    else:
-        show(value)
-    return 0
-
-
 def list_memories(args: argparse.Namespace) -> int:
     with connect(args) as th:
         memories = th.list(args.store, include_archived=args.archived)
-    return _emit(args, memories, output.print_memories)
+    return output.emit(args.json, memories, output.print_memories)
 
 
 def show(args: argparse.Namespace) -> int:
     with connect(args) as th:
         memory = th.show(args.label, args.store)
-    return _emit(args, memory, output.print_memory)
+    return output.emit(args.json, memory, output.print_memory)
 
 
 def _change(verb: str, change: Callable[[Thatch, str, str | None], Memory]) -> Handler:
@@ -95,7 +86,9 @@ def _change(verb: str, change: Callable[[Thatch, str, str | None], Memory]) -> H
     def handler(args: argparse.Namespace) -> int:
         with connect(args) as th:
             memory = change(th, args.label, args.store)
-        return _emit(args, memory, lambda m: output.note(f"{verb} '{m.label}' in {m.store}"))
+        return output.emit(
+            args.json, memory, lambda m: output.note(f"{verb} '{m.label}' in {m.store}")
+        )
 
     return handler
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from thatch.models import Memory, RecallHit, RememberResult
@@ -19,6 +19,15 @@ def print_json(data: Any) -> None:
 def print_json_line(data: Any) -> None:
     """One compact JSON line, flushed so a reader sees it at once."""
     print(json.dumps(to_json_data(data), ensure_ascii=False), flush=True)
+
+
+def emit(json_wanted: bool, value: Any, show: Callable[[Any], None]) -> int:
+    """``value`` as JSON when asked, else through ``show``; returns exit status 0."""
+    if json_wanted:
+        print_json(value)
+    else:
+        show(value)
+    return 0
 
 
 def note(message: str) -> None:

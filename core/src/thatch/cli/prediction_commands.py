@@ -12,8 +12,9 @@ from thatch.cli.inputs import answer_stdin_queries, read_lines
 from thatch.cli.memory_commands import connect
 from thatch.decisions.calibration import CalibrationReport
 from thatch.decisions.engine import PredictionHit, UpdateResult
+from thatch.decisions.models import Prediction
 from thatch.decisions.nudge import format_block
-from thatch.decisions.service import parse_update_calls
+from thatch.decisions.service import PredictionDetail, parse_update_calls
 from thatch.serialize import to_json_data
 
 
@@ -98,9 +99,10 @@ def update(args: argparse.Namespace) -> int:
 def list_predictions(args: argparse.Namespace) -> int:
     with connect(args) as th:
         predictions = th.decisions.list(args.store)
-    if args.json:
-        output.print_json(predictions)
-        return 0
+    return output.emit(args.json, predictions, _print_predictions)
+
+
+def _print_predictions(predictions: list[Prediction]) -> None:
     if not predictions:
         output.note("no predictions yet: record one with 'thatch predictions update'")
     rows = [
@@ -114,15 +116,15 @@ def list_predictions(args: argparse.Namespace) -> int:
         for p in predictions
     ]
     output.print_table(rows, ("ID", "STORE", "CONF", "EVIDENCE", "PREDICTION"))
-    return 0
 
 
 def show(args: argparse.Namespace) -> int:
     with connect(args) as th:
         detail = th.decisions.show(args.id)
-    if args.json:
-        output.print_json(detail)
-        return 0
+    return output.emit(args.json, detail, _print_detail)
+
+
+def _print_detail(detail: PredictionDetail) -> None:
     p = detail.prediction
     print(f"prediction {p.id} in {p.store}: {p.statement}")
     if p.rationale:
@@ -138,7 +140,6 @@ def show(args: argparse.Namespace) -> int:
     for entry in detail.provenance:
         said = f": {entry.detail}" if entry.detail else ""
         print(f"  {entry.created_at:%Y-%m-%d %H:%M} {entry.signal}{said}")
-    return 0
 
 
 def delete(args: argparse.Namespace) -> int:
