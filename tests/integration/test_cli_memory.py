@@ -143,3 +143,12 @@ def test_bad_input_is_named_and_changes_nothing(thatch: Runner) -> None:
         assert fragment in completed.stderr
         assert "Traceback" not in completed.stderr
     assert as_json(thatch("list", "all", "--json")) == []
+
+
+def test_remember_reads_content_from_stdin(thatch: Runner) -> None:
+    text = "Releases are cut on Thursdays.\nHotfixes may go out any day."
+    saved = as_json(
+        thatch("remember", "release-day", "-", "--store", "global", "--json", input=text)
+    )
+    assert saved["action"] == "created"
+    assert as_json(thatch("show", "release-day", "--json"))["content"] == text
