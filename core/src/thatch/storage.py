@@ -39,6 +39,9 @@ class MemoryStorage(Protocol):
     def write_memories(self, items: Sequence[NewMemory]) -> list[WriteResult]:
         """Create or update memories by (store, label), all in one transaction.
 
+        Updating an archived memory is refused even when the text is the same
+        (core skips identical texts before it calls the backend).
+
         An item whose content, branch and model equal the stored ones is
         ``unchanged`` and not written. Updating an archived memory raises
         :class:`thatch.errors.ArchivedMemoryError` and writes none of the
@@ -77,7 +80,10 @@ class MemoryStorage(Protocol):
         """Every store that holds at least one memory, by name."""
 
     def vector_search(self, query: Vector, model: str, scope: Scope, limit: int) -> list[ScoredId]:
-        """Unarchived memories in scope embedded by ``model``, best cosine first."""
+        """Unarchived memories in scope embedded by ``model``, best cosine first.
+
+        ``ScoredId.score`` is the raw cosine: recall reports it and applies
+        thresholds to it."""
 
     def text_search(self, query: str, scope: Scope, limit: int) -> list[ScoredId]:
         """Unarchived memories in scope whose label or content match the words, best first.

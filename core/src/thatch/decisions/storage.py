@@ -43,7 +43,9 @@ class DecisionStorage(Protocol):
         """Create a prediction with no evidence; its confidence is ``prior``."""
 
     def link(self, matcher_id: int, prediction_id: int, weight: float = 1.0) -> bool:
-        """Add the edge; False (and the weight unchanged) when it already exists."""
+        """Add the edge; False (and the weight unchanged) when it already exists.
+
+        Raises ``NotFoundError`` when either side does not exist."""
 
     def add_evidence(
         self,
@@ -58,8 +60,9 @@ class DecisionStorage(Protocol):
         rule: ConfidenceRule,
     ) -> Prediction:
         """In one transaction: add to the counts, set the confidence that
-        ``rule`` gives for the new counts and the prediction's prior, and
-        append a provenance entry. Raises ``NotFoundError`` for a missing id."""
+        ``rule`` gives for the new counts and the prediction's prior, set
+        ``updated_at`` to ``when``, and append a provenance entry. Raises
+        ``NotFoundError`` for a missing id; a failing ``rule`` writes nothing."""
 
     def has_matchers(self, stores: Sequence[str]) -> bool:
         """Whether any matcher exists in these stores (cheap: checked before embedding)."""
@@ -75,7 +78,7 @@ class DecisionStorage(Protocol):
         """Predictions of ``model`` in ``stores``, best cosine first (score = cosine)."""
 
     def edges_from(self, matcher_ids: Iterable[int]) -> list[Edge]:
-        """Every edge leaving these matchers."""
+        """Every edge leaving these matchers, by (matcher id, prediction id)."""
 
     def edges_to(self, prediction_id: int) -> list[Edge]:
         """Every edge reaching this prediction."""
@@ -105,7 +108,7 @@ class DecisionStorage(Protocol):
         """Delete it with its edges; False when missing."""
 
     def provenance(self, prediction_id: int) -> list[Provenance]:
-        """A prediction's audit trail, oldest first."""
+        """A prediction's audit trail, oldest first (ties by id)."""
 
     def evidence_totals(self, store: str) -> tuple[float, float]:
         """(Σ confirm_count, Σ disconfirm_count) over the store's predictions."""
@@ -113,7 +116,9 @@ class DecisionStorage(Protocol):
     def record_fires(
         self, session: str | None, fires: Sequence[tuple[int, float, float]], when: datetime
     ) -> None:
-        """Log showings: (prediction id, confidence shown, score) each."""
+        """Log showings: (prediction id, confidence shown, score) each, in one
+        transaction. A prediction deleted since it was shown is skipped, so a
+        query never fails on a concurrent delete."""
 
     def fires(self, stores: Sequence[str] | None = None) -> list[Fire]:
         """The fire log of predictions in these stores (all when None), oldest first."""
