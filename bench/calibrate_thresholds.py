@@ -35,7 +35,6 @@ THATCH_MODEL_PATH apply; by default the built-in all-MiniLM-L6-v2 pack), and
 from __future__ import annotations
 
 import argparse
-import json
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -43,12 +42,10 @@ from pathlib import Path
 
 import numpy as np
 import thatch
+from common import DATA, THRESHOLDS_FILE, read_jsonl, update_thresholds  # sibling module
 from thatch.embedding import Embedder
 from thatch.models import GLOBAL_STORE
 
-ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT / "bench" / "data"
-THRESHOLDS_FILE = ROOT / "plugins" / "fastembed" / "src" / "thatch_fastembed" / "thresholds.json"
 SOURCE = "bench/calibrate_thresholds.py"
 GRID = np.round(np.arange(0.0, 1.0001, 0.01), 2)
 #: Weight of recall against precision in F-beta: 0.5 for dedup (precision first).
@@ -64,12 +61,6 @@ class Point:
     precision: float
     recall: float
     f: float
-
-
-def read_jsonl(path: Path) -> list[dict[str, object]]:
-    """Every non-empty line of a JSON Lines file, parsed."""
-    with path.open(encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
 
 
 def f_beta(precision: float, recall: float, beta: float) -> float:
@@ -199,18 +190,6 @@ def print_table(points: Sequence[Point], chosen: Point, beta: float, lo: float, 
         print(f"{p.threshold:>9.2f} {p.precision:>9.3f} {p.recall:>7.3f} {p.f:>7.3f}{mark}")
 
 
-def write_thresholds(path: Path, model_id: str, recall: float, dedup: float) -> None:
-    """Set ``model_id``'s entry in thresholds.json, keeping the other entries."""
-    data = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-    # Keep the keys other scripts calibrate (bench/prediction_tuning.py writes
-    # "prediction"); only recall and dedup are this script's.
-    entry = {**data.get(model_id, {}), "recall": recall, "dedup": dedup}
-    entry["source"] = SOURCE
-    data[model_id] = entry
-    ordered = {key: data[key] for key in sorted(data)}
-    path.write_text(json.dumps(ordered, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Compute, print and optionally store both thresholds."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -258,7 +237,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"(P {dedup.precision:.3f} R {dedup.recall:.3f} F0.5 {dedup.f:.3f})"
         )
         if args.write:
-            write_thresholds(args.file, model_id, recall.threshold, dedup.threshold)
+            update_thresholds(
+                args.file,
+                model_id,
+                {"recall": recall.threshold, "dedup": dedup.threshold, "source": SOURCE},
+            )
             print(f"wrote {args.file}")
     return 0
 

@@ -80,21 +80,19 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 import thatch
+from common import DATA as DATA_DIR  # sibling module
+from common import THRESHOLDS_FILE, update_thresholds
 from thatch.decisions.engine import DecisionModel, PredictionHit, ScoreSettings
 from thatch.decisions.models import Prediction
 from thatch.embedding import Embedder, Thresholds
 from thatch.storage import Storage
 
-ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT / "bench" / "data" / "decisions.jsonl"
-THRESHOLDS_FILE = ROOT / "plugins" / "fastembed" / "src" / "thatch_fastembed" / "thresholds.json"
+DATA = DATA_DIR / "decisions.jsonl"
 #: Results per query, as ``thatch predictions query`` defaults to.
 LIMIT = 10
 GRID = np.round(np.arange(0.25, 0.7001, 0.05), 2)
 #: Around the chosen threshold, printed as a sensitivity check.
 FINE_STEPS = np.round(np.arange(-0.04, 0.0401, 0.01), 2)
-#: Key order of a thresholds.json entry; unknown keys follow.
-KEY_ORDER = ("recall", "dedup", "prediction", "source")
 
 
 @dataclass(frozen=True)
@@ -559,21 +557,6 @@ def sweep(
     return points, results
 
 
-def write_prediction(path: Path, model_id: str, threshold: float) -> None:
-    """Set the "prediction" key of ``model_id``'s entry, keeping its other keys."""
-    data = json.loads(path.read_text(encoding="utf-8"))
-    entry = data.get(model_id)
-    if not isinstance(entry, dict):
-        raise SystemExit(
-            f"{path} has no entry for {model_id}; run bench/calibrate_thresholds.py --write first"
-        )
-    entry["prediction"] = threshold
-    rank = {key: index for index, key in enumerate(KEY_ORDER)}
-    data[model_id] = dict(sorted(entry.items(), key=lambda kv: rank.get(kv[0], len(rank))))
-    ordered = {key: data[key] for key in sorted(data)}
-    path.write_text(json.dumps(ordered, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Load the set, sweep variants and thresholds, print, optionally write."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -666,7 +649,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             print("the best variant is the current default, ScoreSettings()")
         if args.write:
-            write_prediction(args.file, embedder.model_id, chosen.threshold)
+            update_thresholds(args.file, embedder.model_id, {"prediction": chosen.threshold})
             print(f"wrote prediction {chosen.threshold:.2f} for {embedder.model_id} to {args.file}")
     return 0
 

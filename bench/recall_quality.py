@@ -21,7 +21,6 @@ hybrid mode exactly; the script checks that.
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import tempfile
 from collections.abc import Iterable, Sequence
@@ -29,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import thatch
+from common import read_jsonl  # sibling module
 from import_throughput import distinct_texts  # sibling script: off-topic texts
 from thatch.api import Thatch
 from thatch.fusion import RRF_K, fuse
@@ -95,12 +95,6 @@ class Metrics:
     recall_k: float
     mrr: float
     count: int
-
-
-def read_jsonl(path: Path) -> list[dict[str, object]]:
-    """Every non-empty line of a JSON Lines file, parsed."""
-    with path.open(encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
 
 
 def load_queries(path: Path) -> list[Query]:
