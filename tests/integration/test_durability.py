@@ -161,3 +161,46 @@ def test_import_twice_adds_nothing_and_bad_files_change_nothing(
         {k: v for k, v in json.loads(line).items() if k not in strip}
         for line in exported.splitlines()
     ]
+
+
+def test_import_shows_a_progress_bar_on_a_terminal(home: Path, tmp_path: Path) -> None:
+    import pty
+
+    source = tmp_path / "few.jsonl"
+    source.write_text(
+        "\n".join(
+            json.dumps({"label": f"f{n}", "content": f"fact number {n}", "store": "global"})
+            for n in range(5)
+        )
+        + "\n"
+    )
+    controller, terminal = pty.openpty()
+    try:
+        completed = subprocess.run(
+            [str(THATCH), "import", str(source)],
+            stderr=terminal,
+            stdout=subprocess.PIPE,
+            env={**os.environ, "THATCH_HOME": str(home)},
+            timeout=300,
+            check=False,
+        )
+        os.close(terminal)
+        terminal = -1
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(controller, 4096)
+            except OSError:  # the terminal side is closed and drained
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(controller)
+        if terminal != -1:
+            os.close(terminal)
+    shown = b"".join(chunks).decode(errors="replace")
+    assert completed.returncode == 0
+    assert "importing" in shown
+    assert "5/5" in shown
+    assert "5 created" in shown

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
@@ -110,7 +111,18 @@ def _progress(total: int, what: str) -> AbstractContextManager[Callable[[int], N
 
     class _Bar(AbstractContextManager[Callable[[int], None]]):
         def __enter__(self) -> Callable[[int], None]:
-            self.bar = tqdm(total=total, desc=what, unit="memory", file=sys.stderr)
+            # A terminal that reports no size (a bare pty) gets no bar at all
+            # from tqdm, which hides bars below the last row; shutil falls
+            # back to 80 × 24 there.
+            size = shutil.get_terminal_size()
+            self.bar = tqdm(
+                total=total,
+                desc=what,
+                unit="memory",
+                file=sys.stderr,
+                ncols=size.columns,
+                nrows=size.lines,
+            )
             return self.bar.update
 
         def __exit__(self, *exc_info: object) -> None:
