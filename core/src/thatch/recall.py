@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
-from functools import cache
 from typing import Literal
 
 from thatch.embedding import Embedder
@@ -17,12 +15,6 @@ RecallMode = Literal["hybrid", "vector", "words"]
 #: so a memory ranked low by one signal can still be lifted by the other.
 CANDIDATE_FACTOR = 4
 MIN_CANDIDATES = 20
-
-
-@cache
-def _pool() -> ThreadPoolExecutor:
-    """One background thread per process for the words search."""
-    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="thatch-recall")
 
 
 def recall(
@@ -45,12 +37,11 @@ def recall(
         return []
     depth = max(limit * CANDIDATE_FACTOR, MIN_CANDIDATES)
     model = embedder.model_id
-    # The words search needs no vector: it runs while the query is embedded
-    # (both release the GIL), which hides most of its cost.
-    words = _pool().submit(storage.text_search, query, scope, depth) if mode != "vector" else None
     vector = embedder.embed_query(query)
     by_meaning = storage.vector_search(vector, model, scope, depth) if mode != "words" else []
-    by_words = words.result() if words is not None else []
+    # Run after the embedding, not beside it: on two cores a parallel words
+    # search measured no faster (bench/recall_latency.py, 100k memories).
+    by_words = storage.text_search(query, scope, depth) if mode != "vector" else []
 
     cosine = {hit.id: hit.score for hit in by_meaning}
     missing = [hit.id for hit in by_words if hit.id not in cosine]
