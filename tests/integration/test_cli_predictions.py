@@ -13,23 +13,19 @@ PARSER_SITUATION = "writing a function that parses input"
 PARSER_PREFERENCE = "handle error cases before the happy path"
 
 
+def _update(
+    thatch: Runner, matcher: str, prediction: str, signal: str, *extra: str
+) -> dict[str, object]:
+    """``thatch predictions update ... --store global --json`` and its JSON answer."""
+    completed = thatch(
+        "predictions", "update", "--matcher", matcher, "--prediction", prediction,
+        "--signal", signal, "--store", "global", "--json", *extra,
+    )  # fmt: skip
+    return as_json(completed)
+
+
 def _create(thatch: Runner, matcher: str, prediction: str, *extra: str) -> dict[str, object]:
-    return as_json(
-        thatch(
-            "predictions",
-            "update",
-            "--matcher",
-            matcher,
-            "--prediction",
-            prediction,
-            "--signal",
-            "create",
-            "--store",
-            "global",
-            "--json",
-            *extra,
-        )
-    )
+    return _update(thatch, matcher, prediction, "create", *extra)
 
 
 def test_a_created_preference_fires_on_a_related_prompt_only(thatch: Runner) -> None:
@@ -61,21 +57,7 @@ def test_near_duplicate_wording_links_without_moving_confidence(thatch: Runner) 
     assert again["prediction"]["id"] == first["prediction"]["id"]
     assert again["outcome"] in ("linked", "unchanged")
     assert again["confidence"] == 0.5
-    confirmed = as_json(
-        thatch(
-            "predictions",
-            "update",
-            "--matcher",
-            PARSER_SITUATION,
-            "--prediction",
-            PARSER_PREFERENCE,
-            "--signal",
-            "confirm",
-            "--store",
-            "global",
-            "--json",
-        )
-    )
+    confirmed = _update(thatch, PARSER_SITUATION, PARSER_PREFERENCE, "confirm")
     assert confirmed["outcome"] == "reinforced"
     assert confirmed["confidence"] == pytest.approx(0.5833, abs=1e-4)
     block = thatch("predictions", "query", "Write a function to parse a JSON config file").stdout
@@ -115,20 +97,7 @@ def test_calibration_scores_showings_with_later_feedback(thatch: Runner, tmp_pat
     thatch(
         "predictions", "query", "Write a function to parse a JSON config file", "--session", "s1"
     )
-    thatch(
-        "predictions",
-        "update",
-        "--matcher",
-        PARSER_SITUATION,
-        "--prediction",
-        PARSER_PREFERENCE,
-        "--signal",
-        "disconfirm",
-        "--store",
-        "global",
-        "--session",
-        "s1",
-    )
+    _update(thatch, PARSER_SITUATION, PARSER_PREFERENCE, "disconfirm", "--session", "s1")
     plot = tmp_path / "reliability.png"
     report = as_json(thatch("predictions", "calibration", "--json", "--plot", str(plot)))
     assert report["showings"] == 1

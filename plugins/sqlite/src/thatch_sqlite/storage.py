@@ -21,6 +21,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import attrs
 import numpy as np
 from thatch.errors import ArchivedMemoryError, StorageError
 from thatch.models import Memory, NewMemory, Scope, ScoredId, StoreInfo, WriteResult
@@ -360,18 +361,13 @@ def _update(
         conn.execute(
             "DELETE FROM dedup_reviews WHERE first_id = ? OR second_id = ?", (old.id, old.id)
         )
-    return Memory(
-        id=old.id,
-        store=old.store,
-        label=old.label,
+    return attrs.evolve(
+        old,
         content=item.content,
         branch=item.branch,
         archived=False,
         model=item.model,
-        created_at=old.created_at,
         updated_at=to_time(now),
-        recall_count=old.recall_count,
-        last_recalled_at=old.last_recalled_at,
     )
 
 
