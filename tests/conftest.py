@@ -16,6 +16,12 @@ for variable in (
     "THATCH_MODEL_PATH",
     "THATCH_LOAD_PLUGINS",
     "THATCH_TRACE_PLUGINS",
+    "THATCH_PLUGIN_MODULES",
+    "THATCH_HOOK_TIMEOUT_MS",
+    "THATCH_NO_AUTOSTART",
+    "CLAUDE_PROJECT_DIR",
+    "CURSOR_PROJECT_DIR",
+    "CURSOR_VERSION",
 ):
     os.environ.pop(variable, None)
 

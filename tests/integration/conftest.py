@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -71,3 +73,41 @@ def thatch(home: Path, tmp_path: Path) -> Runner:
 
 def as_json(completed: subprocess.CompletedProcess[str]) -> Any:
     return json.loads(completed.stdout)
+
+
+DATA = Path(__file__).parent.parent / "data"
+
+
+def claude_payload(name: str, **changes: Any) -> dict[str, Any]:
+    """A recorded Claude Code payload (tests/data/claude/NAME.json) with fields replaced."""
+    payload: dict[str, Any] = json.loads((DATA / "claude" / f"{name}.json").read_text())
+    payload.update(changes)
+    return payload
+
+
+@pytest.fixture
+def daemon(home: Path, thatch: Runner) -> Iterator[Any]:
+    """A running daemon for ``home`` (started by the CLI), stopped and reaped afterwards."""
+    from thatch.daemon.client import DaemonClient
+
+    thatch("daemon", "start")
+    client = DaemonClient(str(home))
+    yield client
+    thatch("daemon", "stop", check=False)
+    kill_daemon(client, signal.SIGKILL)
+
+
+def daemon_pid(client: Any) -> int | None:
+    try:
+        return int(Path(client.located.pid_path).read_text())
+    except (FileNotFoundError, ValueError):
+        return None
+
+
+def kill_daemon(client: Any, signum: int) -> None:
+    """Send ``signum`` to the daemon if one runs, and wait until its lock is free."""
+    pid = daemon_pid(client)
+    if pid is not None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signum)
+    client.wait_stopped(timeout=30)

@@ -6,36 +6,20 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import pluggy
 import pytest
 import thatch_sqlite.plugin
-from thatch import hookimpl, hookspecs
 from thatch.api import Thatch
 from thatch.config import Config
 from thatch.errors import ArchivedMemoryError, InvalidInputError, NotFoundError
 from thatch.hygiene import hygiene_report
 from thatch.memory import MemoryInput
 from thatch.models import Memory
-from thatch.plugins import Plugins
-from thatch.testing import WordHashEmbedder
-
-
-class _FakeEmbedderPlugin:
-    def __init__(self, embedder: WordHashEmbedder) -> None:
-        self.embedder = embedder
-
-    @hookimpl
-    def thatch_embedder(self, config: Config) -> WordHashEmbedder:
-        return self.embedder
+from thatch.testing import WordHashEmbedder, plugins_with
 
 
 def _open(home: Path, embedder: WordHashEmbedder, cwd: Path) -> Thatch:
-    manager = pluggy.PluginManager(hookspecs.PROJECT)
-    manager.add_hookspecs(hookspecs)
-    manager.register(thatch_sqlite.plugin, name="sqlite")
-    manager.register(_FakeEmbedderPlugin(embedder), name="fake")
-    manager.check_pending()
-    return Thatch(Config.load(home, environ={}), Plugins(manager), cwd)
+    plugins = plugins_with(thatch_sqlite.plugin, embedder=embedder)
+    return Thatch(Config.load(home, environ={}), plugins, cwd)
 
 
 @pytest.fixture

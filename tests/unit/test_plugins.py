@@ -56,24 +56,40 @@ def fake_entry_points(monkeypatch: pytest.MonkeyPatch) -> dict[str, types.Module
     return modules
 
 
+def _installed(plugins: Plugins) -> list[str]:
+    return [info.name for info in plugins.describe() if not info.builtin]
+
+
+def test_core_nudge_sources_are_plugins_that_can_be_blocked(
+    fake_entry_points: object, tmp_path: Path
+) -> None:
+    config = Config.load(tmp_path, environ={})
+    builtin = {info.name for info in Plugins.load(config, environ={}).describe() if info.builtin}
+    assert {"extraction-nudge", "recall-nudge", "decision-nudge", "plain-delivery"} <= builtin
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "config.toml").write_text('[plugins]\nblocked = ["recall-nudge"]\n')
+    blocked = Plugins.load(Config.load(tmp_path, environ={}), environ={})
+    assert "recall-nudge" not in {info.name for info in blocked.describe()}
+
+
 def test_all_entry_points_load_by_default(fake_entry_points: object, tmp_path: Path) -> None:
     config = Config.load(tmp_path, environ={})
     plugins = Plugins.load(config, environ={})
-    assert [info.name for info in plugins.describe()] == ["fakeembed", "fakestore"]
+    assert _installed(plugins) == ["fakeembed", "fakestore"]
     assert plugins.storage(config) == "storage-from-fake"
     assert isinstance(plugins.embedder(config), WordHashEmbedder)
-    hooks = {info.name: info.hooks for info in plugins.describe()}
+    hooks = {info.name: info.hooks for info in plugins.describe() if not info.builtin}
     assert hooks == {"fakeembed": ("thatch_embedder",), "fakestore": ("thatch_storage",)}
 
 
 def test_allow_list_and_empty_allow_list(fake_entry_points: object, tmp_path: Path) -> None:
     config = Config.load(tmp_path, environ={})
     only_store = Plugins.load(config, environ={"THATCH_LOAD_PLUGINS": "fakestore"})
-    assert [info.name for info in only_store.describe()] == ["fakestore"]
+    assert _installed(only_store) == ["fakestore"]
     with pytest.raises(PluginMissingError, match="THATCH_LOAD_PLUGINS"):
         only_store.embedder(config)
     none = Plugins.load(config, environ={"THATCH_LOAD_PLUGINS": ""})
-    assert none.describe() == []
+    assert _installed(none) == []
     with pytest.raises(PluginMissingError) as caught:
         none.storage(config)
     assert "backend 'sqlite'" in str(caught.value)
@@ -87,7 +103,7 @@ def test_block_list_from_config(fake_entry_points: object, tmp_path: Path) -> No
     )
     config = Config.load(tmp_path, environ={})
     plugins = Plugins.load(config, environ={})
-    assert [info.name for info in plugins.describe()] == ["fakeembed"]
+    assert _installed(plugins) == ["fakeembed"]
     with pytest.raises(PluginMissingError, match="remove 'fakestore' from \\[plugins\\] blocked"):
         plugins.storage(config)
 

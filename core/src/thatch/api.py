@@ -77,6 +77,7 @@ class Thatch:
         self.config = config
         self.plugins = plugins
         self.cwd = cwd
+        self._is_view = False
 
     # -- lifecycle ---------------------------------------------------------
     def __enter__(self) -> Thatch:
@@ -90,8 +91,21 @@ class Thatch:
     ) -> None:
         self.close()
 
+    def view(self, cwd: Path) -> Thatch:
+        """The same installation seen from another folder: shares storage and model.
+
+        Closing a view closes nothing; close the object it came from.
+        """
+        other = Thatch(self.config, self.plugins, cwd)
+        other.__dict__["storage"] = self.storage
+        other.__dict__["embedder"] = self.embedder
+        other._is_view = True
+        return other
+
     def close(self) -> None:
         """Close the storage backend if it was opened."""
+        if self._is_view:
+            return
         if "storage" in self.__dict__:
             self.storage.close()
             del self.__dict__["storage"]

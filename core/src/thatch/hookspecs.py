@@ -17,9 +17,16 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping, Sequence
+    from typing import Any
+
     from thatch.config import Config
     from thatch.embedding import Embedder
+    from thatch.events import Event
+    from thatch.nudges.model import Nudge
+    from thatch.runtime import Runtime
     from thatch.storage import Storage
+    from thatch.tools.spec import Tool
 
 PROJECT = "thatch"
 
@@ -50,4 +57,71 @@ def thatch_embedder(config: Config) -> Embedder | None:
     :param config: the loaded settings; ``config.model`` and
         ``config.model_path`` name the model the user chose.
     :return: an object that implements :class:`thatch.embedding.Embedder`, or None.
+    """
+
+
+@hookspec(firstresult=True)
+def thatch_parse_event(harness: str, hook_event: str, payload: Mapping[str, Any]) -> Event | None:
+    """Turn one raw hook payload of a harness into a core event.
+
+    Called by ``thatch hook HARNESS EVENT`` in the daemon. Return None unless
+    ``harness`` is yours; core fills in ``event_id`` and ``received_at``.
+    Raise ``thatch.errors.InvalidInputError`` naming the field when the
+    payload is malformed: the hook still exits 0 and the error is logged.
+
+    :param harness: the harness name given on the command line (``claude``).
+    :param hook_event: the event name given on the command line.
+    :param payload: the JSON object the harness wrote to stdin.
+    :return: the :class:`thatch.events.Event`, or None.
+    """
+
+
+@hookspec
+def thatch_ingest(event: Event, app: Runtime) -> None:
+    """Observe an event: every plugin sees every event once.
+
+    Runs in the daemon for each event a hook command delivers (tool calls,
+    prompts, session starts and ends). Keep it quick; an exception is logged
+    and does not stop the other observers.
+
+    :param event: the event, already deduplicated across harnesses.
+    :param app: the daemon's runtime (config, session store, projects).
+    """
+
+
+@hookspec
+def thatch_nudges(event: Event, app: Runtime) -> Iterable[Nudge] | None:
+    """Offer nudges for the prompt the user just submitted.
+
+    Every plugin may contribute; core orders them by tier and priority and
+    fits them into the character budget. Return nothing to stay silent.
+
+    :param event: the ``prompt`` event (``event.prompt`` is the user's text,
+        ``event.session_id`` the session).
+    :param app: the daemon's runtime.
+    :return: zero or more :class:`thatch.nudges.model.Nudge`.
+    """
+
+
+@hookspec(firstresult=True)
+def thatch_deliver(nudges: Sequence[Nudge], event: Event, harness: str) -> str | None:
+    """Format the chosen nudges as the hook command's output for a harness.
+
+    Core's own delivery (plain text, nudges separated by blank lines) runs
+    last, so a harness plugin returns None for harnesses that are not its own.
+
+    :param nudges: the nudges that fit the budget, in order.
+    :param event: the event being answered.
+    :param harness: the harness that will read the output.
+    :return: the exact text to print on stdout, or None.
+    """
+
+
+@hookspec
+def thatch_tools() -> Iterable[Tool] | None:
+    """Contribute MCP tools served by ``thatch mcp``.
+
+    Tools run in the daemon. Names must not clash with core's tools.
+
+    :return: zero or more :class:`thatch.tools.spec.Tool`.
     """

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import attrs
 
+from thatch import rundir
+
 APP_NAME = "thatch"
 
 
@@ -51,12 +53,13 @@ class Paths:
         import platformdirs
 
         dirs = platformdirs.PlatformDirs(APP_NAME, appauthor=False)
+        # The hook commands find the daemon without platformdirs, so the
+        # runtime folder comes from the standard-library twin. Without
+        # XDG_RUNTIME_DIR it is inside the user's own state dir, never a
+        # shared /tmp folder.
+        located = rundir.locate(os.environ, home=None)
         state = Path(dirs.user_state_dir)
-        # Without XDG_RUNTIME_DIR platformdirs falls back to a shared /tmp
-        # folder (and warns); a folder inside the user's own state dir keeps
-        # the daemon's socket private instead.
-        has_runtime = bool(os.environ.get("XDG_RUNTIME_DIR")) or os.name != "posix"
-        runtime = Path(dirs.user_runtime_dir) if has_runtime else state / "run"
+        runtime = Path(located.runtime_dir)
         return cls(
             config_dir=Path(dirs.user_config_dir),
             data_dir=Path(dirs.user_data_dir),

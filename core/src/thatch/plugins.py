@@ -9,14 +9,21 @@ choose among the installed ones:
 - ``[plugins] blocked = [...]`` in the config file: names never loaded.
 
 ``THATCH_TRACE_PLUGINS=1`` prints every hook call and result to stderr.
+``THATCH_PLUGIN_MODULES`` (comma-separated module names) registers modules
+that are not installed as distributions, e.g. a plugin under development.
+
+Core's own nudge sources and delivery (:mod:`thatch.builtin`) register
+first, under their names, and the block-list switches them off too.
 """
 
 from __future__ import annotations
 
+import importlib
 import importlib.metadata
+import logging
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from importlib.metadata import Distribution
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +36,13 @@ from thatch.errors import PluginMissingError
 if TYPE_CHECKING:
     from thatch.config import Config
     from thatch.embedding import Embedder
+    from thatch.events import Event
+    from thatch.nudges.model import Nudge
+    from thatch.runtime import Runtime
     from thatch.storage import Storage
+    from thatch.tools.spec import Tool
+
+log = logging.getLogger("thatch")
 
 ENTRY_POINT_GROUP = "thatch"
 DEFAULT_PLUGINS = ("sqlite", "fastembed")
@@ -43,6 +56,8 @@ class PluginInfo:
     distribution: str | None
     version: str | None
     hooks: tuple[str, ...]
+    #: Part of thatch-core (:mod:`thatch.builtin`), not an installed plugin.
+    builtin: bool = False
 
 
 @attrs.frozen
@@ -51,6 +66,8 @@ class PluginSelection:
 
     allowed: frozenset[str] | None = None
     blocked: frozenset[str] = frozenset()
+    #: Importable modules registered as plugins (``THATCH_PLUGIN_MODULES``).
+    modules: tuple[str, ...] = ()
 
     @classmethod
     def from_environment(
@@ -59,7 +76,10 @@ class PluginSelection:
         env = os.environ if environ is None else environ
         raw = env.get("THATCH_LOAD_PLUGINS")
         allowed = None if raw is None else frozenset(n.strip() for n in raw.split(",") if n.strip())
-        return cls(allowed=allowed, blocked=frozenset(blocked))
+        modules = tuple(
+            m.strip() for m in env.get("THATCH_PLUGIN_MODULES", "").split(",") if m.strip()
+        )
+        return cls(allowed=allowed, blocked=frozenset(blocked), modules=modules)
 
     def admits(self, name: str) -> bool:
         if name in self.blocked:
@@ -82,9 +102,19 @@ def create_manager(
 
     Also returns the distribution each plugin came from, for ``thatch plugins``.
     """
+    from thatch.builtin import BUILTIN_PLUGINS
+
     manager = pluggy.PluginManager(hookspecs.PROJECT)
     manager.add_hookspecs(hookspecs)
     origins: dict[str, Distribution | None] = {}
+    for name, module in BUILTIN_PLUGINS.items():
+        if name not in selection.blocked:
+            manager.register(importlib.import_module(module), name=name)
+            origins[name] = None
+    for module in selection.modules:
+        if not manager.has_plugin(module):
+            manager.register(importlib.import_module(module), name=module)
+            origins[module] = None
     for entry_point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
         if not selection.admits(entry_point.name) or manager.has_plugin(entry_point.name):
             continue
@@ -147,8 +177,55 @@ class Plugins:
             )
         return embedder  # type: ignore[no-any-return]
 
+    # -- runtime hooks: one plugin's failure never stops the others --------
+    def parse_event(
+        self, harness: str, hook_event: str, payload: Mapping[str, Any]
+    ) -> Event | None:
+        """The core event for a harness's raw payload, or None if no plugin knows the harness."""
+        return self.manager.hook.thatch_parse_event(  # type: ignore[no-any-return]
+            harness=harness, hook_event=hook_event, payload=payload
+        )
+
+    def ingest(self, event: Event, app: Runtime) -> None:
+        """Show ``event`` to every observer; a failing observer is logged and skipped."""
+        self._each("thatch_ingest", event=event, app=app)
+
+    def nudges(self, event: Event, app: Runtime) -> list[Nudge]:
+        """Every plugin's nudges for a prompt; a failing plugin is logged and skipped."""
+        return [
+            nudge
+            for result in self._each("thatch_nudges", event=event, app=app)
+            for nudge in result
+        ]
+
+    def deliver(self, nudges: Sequence[Nudge], event: Event, harness: str) -> str:
+        """The hook output for ``harness`` (core's plain text when no plugin claims it)."""
+        text = self.manager.hook.thatch_deliver(nudges=list(nudges), event=event, harness=harness)
+        return text or ""
+
+    def tools(self) -> list[Tool]:
+        """MCP tools contributed by plugins."""
+        return [tool for result in self.manager.hook.thatch_tools() for tool in result or ()]
+
+    def _each(self, hook_name: str, **kwargs: Any) -> list[Any]:
+        # pluggy stops at the first exception; for observers and nudge
+        # sources each implementation runs on its own.
+        caller = getattr(self.manager.hook, hook_name)
+        results = []
+        for impl in reversed(caller.get_hookimpls()):
+            try:
+                result = impl.function(**{name: kwargs[name] for name in impl.argnames})
+            except Exception:
+                log.exception("plugin %s failed in %s", impl.plugin_name, hook_name)
+                continue
+            if result is not None:
+                results.append(result if hook_name != "thatch_nudges" else list(result))
+        return results
+
     def describe(self) -> list[PluginInfo]:
         """The loaded plugins, by name, with the hooks each implements."""
+        from thatch.builtin import BUILTIN_PLUGINS
+
         infos = []
         for name, plugin in self.manager.list_name_plugin():
             if plugin is None:
@@ -163,6 +240,7 @@ class Plugins:
                     distribution=dist.metadata["Name"] if dist else None,
                     version=dist.version if dist else None,
                     hooks=hooks,
+                    builtin=name in BUILTIN_PLUGINS,
                 )
             )
         return sorted(infos, key=lambda info: info.name)

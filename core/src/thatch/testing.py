@@ -15,6 +15,11 @@ import numpy as np
 import numpy.typing as npt
 
 from thatch.embedding import Thresholds
+from thatch.hookspecs import hookimpl
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from thatch.plugins import Plugins
 
 _WORD = re.compile(r"\w+")
 
@@ -47,3 +52,36 @@ class WordHashEmbedder:
 
     def thresholds(self) -> Thresholds:
         return Thresholds(recall=0.3, dedup=0.9, source="test")
+
+
+class EmbedderPlugin:
+    """A plugin object whose ``thatch_embedder`` returns the embedder it was given."""
+
+    def __init__(self, embedder: object) -> None:
+        self.embedder = embedder
+
+    @hookimpl
+    def thatch_embedder(self, config: object) -> object:
+        return self.embedder
+
+
+def plugins_with(*plugins: object, embedder: object | None = None) -> Plugins:
+    """:class:`~thatch.plugins.Plugins` holding exactly ``plugins`` — no entry points, no builtins.
+
+    ``embedder`` (default: a new :class:`WordHashEmbedder`) is added as the
+    embedder plugin. A plugin test registers its own module next to a storage
+    plugin, e.g. ``plugins_with(thatch_sqlite.plugin, my_plugin)``.
+    """
+    import pluggy
+
+    from thatch import hookspecs
+    from thatch.plugins import Plugins
+
+    fake = EmbedderPlugin(embedder if embedder is not None else WordHashEmbedder())
+    manager = pluggy.PluginManager(hookspecs.PROJECT)
+    manager.add_hookspecs(hookspecs)
+    for index, plugin in enumerate(plugins):
+        manager.register(plugin, name=getattr(plugin, "__name__", f"plugin-{index}"))
+    manager.register(fake, name="fake-embedder")
+    manager.check_pending()
+    return Plugins(manager)

@@ -8,7 +8,10 @@ non-zero; they never show a traceback.
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -34,5 +37,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def console_main() -> None:
-    """Entry point of the console script."""
-    sys.exit(main())
+    """Entry point of the console script.
+
+    Hook commands are answered before argparse or any heavy module loads:
+    they run on every prompt and tool call and must stay on the standard
+    library (see :mod:`thatch.hookcmd`).
+    """
+    from thatch.hookcmd import main as hook_main
+
+    status = hook_main(sys.argv[1:])
+    sys.exit(main() if status is None else status)

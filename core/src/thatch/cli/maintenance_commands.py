@@ -149,7 +149,12 @@ def plugins(args: argparse.Namespace) -> int:
     if not infos:
         output.note("no plugins loaded (is THATCH_LOAD_PLUGINS set to an empty list?)")
     rows = [
-        (info.name, info.distribution or "-", info.version or "-", ", ".join(info.hooks))
+        (
+            info.name,
+            "thatch-core (built in)" if info.builtin else info.distribution or "-",
+            info.version or "-",
+            ", ".join(info.hooks),
+        )
         for info in infos
     ]
     output.print_table(rows, ("NAME", "DISTRIBUTION", "VERSION", "HOOKS"))

@@ -14,6 +14,7 @@ from thatch.cli.inputs import answer_stdin_queries
 from thatch.errors import InvalidInputError
 from thatch.models import Memory
 from thatch.serialize import to_json_data
+from thatch.views import memory_hit_data
 
 #: A subcommand handler: parsed arguments in, exit status out.
 Handler = Callable[[argparse.Namespace], int]
@@ -50,7 +51,7 @@ def search(args: argparse.Namespace) -> int:
         )
         threshold = th.thresholds().recall
     if args.json:
-        output.print_json([output.hit_data(hit, threshold) for hit in hits])
+        output.print_json([memory_hit_data(hit, threshold) for hit in hits])
     else:
         output.print_hits(hits, threshold)
     return 0
@@ -63,7 +64,7 @@ def _search_stdin(th: Thatch, args: argparse.Namespace) -> int:
         hits = th.recall(
             query, stores=store, limit=limit, mode=args.mode, min_cosine=args.min_cosine
         )
-        return [output.hit_data(hit, threshold) for hit in hits]
+        return [memory_hit_data(hit, threshold) for hit in hits]
 
     return answer_stdin_queries(answer, args.store, args.limit)
 

@@ -51,26 +51,6 @@ def print_table(rows: Sequence[Sequence[str]], headers: Sequence[str]) -> None:
         print("  ".join(cells).rstrip())
 
 
-def hit_data(hit: RecallHit, recall_threshold: float) -> dict[str, Any]:
-    """A recall hit as the flat JSON object scripts read.
-
-    ``relevant`` says whether its cosine clears the model's calibrated recall
-    threshold: what automatic recall would have shown.
-    """
-    memory = hit.memory
-    return {
-        "label": memory.label,
-        "store": memory.store,
-        "content": memory.content,
-        "score": hit.score,
-        "cosine": hit.cosine,
-        "text_rank": hit.text_rank,
-        "model": memory.model,
-        "branch": memory.branch,
-        "relevant": hit.cosine >= recall_threshold,
-    }
-
-
 def print_hits(hits: Sequence[RecallHit], recall_threshold: float) -> None:
     """Recall hits for a person: rank, score, store/label, then the content.
 

@@ -7,6 +7,7 @@ import argparse
 from thatch.cli import maintenance_commands as maintenance
 from thatch.cli import memory_commands as memory
 from thatch.cli import prediction_commands as predictions
+from thatch.cli import runtime_commands as runtime
 
 STORE_HELP = "a store name, or 'all' (default: this repository's store and global)"
 
@@ -119,7 +120,70 @@ def build_parser() -> argparse.ArgumentParser:
     add("plugins", maintenance.plugins, "list loaded plugins and their hooks", reads=True)
     add("demo", maintenance.demo, "remember and recall a few memories in a throw-away home")
     _add_predictions(commands, common, reader)
+    _add_runtime(commands, common, reader)
     return parser
+
+
+def _add_runtime(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    common: argparse.ArgumentParser,
+    reader: argparse.ArgumentParser,
+) -> None:
+    """The daemon, the MCP server, the hook commands and ``thatch doctor``."""
+
+    def add(name: str, help_text: str, parent: argparse.ArgumentParser) -> argparse.ArgumentParser:
+        sub = commands.add_parser(name, help=help_text, description=help_text, parents=[parent])
+        sub.set_defaults(run=runtime.run_hook_command)
+        return sub
+
+    for name, text in (
+        ("reminder", "hook, session start: the project's store, how to recall, hygiene"),
+        ("flush-tools", "hook, each prompt: extraction, recall and decision-model nudges"),
+        ("flush-predictions", "hook, each prompt: the decision-model nudge alone"),
+    ):
+        add(name, text + " (payload on stdin)", reader)
+    add("buffer-batch", "hook, Claude Code PostToolBatch: queue the batch's tool calls", common)
+    add("buffer-tool", "hook, one tool call (Claude PostToolUse, Cursor postToolUse)", common)
+    sub = add("hook", "hand a harness's hook payload (stdin) to its plugin", reader)
+    sub.add_argument("harness", help="the harness, e.g. claude, cursor, opencode")
+    sub.add_argument("event", help="the harness's event name, e.g. UserPromptSubmit")
+
+    sub = commands.add_parser(
+        "mcp",
+        help="the stdio MCP server a harness starts (tools run in the shared daemon)",
+        description="Serve thatch's tools over MCP on stdin/stdout.",
+        parents=[common],
+    )
+    sub.add_argument(
+        "--in-process",
+        action="store_true",
+        help="run the tools in this process instead of the shared daemon",
+    )
+    sub.set_defaults(run=runtime.mcp)
+
+    group = commands.add_parser(
+        "daemon",
+        help="the background process that holds the model and answers hooks",
+        description="Start, stop or inspect the daemon.",
+        parents=[common],
+    )
+    actions = group.add_subparsers(dest="action", required=True, metavar="ACTION")
+    for name, handler, text, parent in (
+        ("start", runtime.daemon_start, "start the daemon (if it is not running)", common),
+        ("stop", runtime.daemon_stop, "stop the daemon", common),
+        ("status", runtime.daemon_status, "whether it runs, its sessions and queues", reader),
+        ("run", runtime.daemon_run, "run the daemon in the foreground", common),
+    ):
+        sub = actions.add_parser(name, help=text, description=text, parents=[parent])
+        sub.set_defaults(run=handler)
+
+    sub = commands.add_parser(
+        "doctor",
+        help="check the daemon, socket, model, database, plugins and harness configs",
+        description="Check that thatch works here and say how to fix what does not.",
+        parents=[reader],
+    )
+    sub.set_defaults(run=runtime.doctor)
 
 
 def _add_predictions(

@@ -11,29 +11,12 @@ from thatch.cli import output
 from thatch.cli.inputs import answer_stdin_queries, read_lines
 from thatch.cli.memory_commands import connect
 from thatch.decisions.calibration import CalibrationReport
-from thatch.decisions.engine import PredictionHit, UpdateResult
+from thatch.decisions.engine import UpdateResult
 from thatch.decisions.models import Prediction
 from thatch.decisions.nudge import format_block
 from thatch.decisions.service import PredictionDetail, parse_update_calls
 from thatch.serialize import to_json_data
-
-
-def _hit_data(hit: PredictionHit) -> dict[str, Any]:
-    prediction = hit.prediction
-    return {
-        "id": prediction.id,
-        "store": prediction.store,
-        "statement": prediction.statement,
-        "rationale": prediction.rationale,
-        "matcher": hit.matcher.description,
-        "matcher_id": hit.matcher.id,
-        "confidence": round(prediction.confidence, 4),
-        "tests": hit.tests,
-        "cosine": hit.cosine,
-        "weight": hit.weight,
-        "score": hit.score,
-        "model": prediction.model,
-    }
+from thatch.views import prediction_hit_data
 
 
 def query(args: argparse.Namespace) -> int:
@@ -48,7 +31,7 @@ def query(args: argparse.Namespace) -> int:
             record=args.session is not None,
         )
     if args.json:
-        output.print_json([_hit_data(hit) for hit in hits])
+        output.print_json([prediction_hit_data(hit) for hit in hits])
     elif hits:
         print(format_block(hits))
     else:
@@ -58,7 +41,10 @@ def query(args: argparse.Namespace) -> int:
 
 def _query_stdin(th: Thatch, args: argparse.Namespace) -> int:
     def answer(context: str, store: str | None, limit: int) -> list[dict[str, Any]]:
-        return [_hit_data(hit) for hit in th.decisions.query(context, stores=store, limit=limit)]
+        return [
+            prediction_hit_data(hit)
+            for hit in th.decisions.query(context, stores=store, limit=limit)
+        ]
 
     return answer_stdin_queries(answer, args.store, args.limit)
 

@@ -6,14 +6,11 @@ file and what to do about it.
 
 from __future__ import annotations
 
-import os
-import random
 import sqlite3
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 from thatch.errors import StorageError
+from thatch.sqlite_support import create_private, retry_when_busy, use_wal
 
 from thatch_sqlite.migrations import migrate
 
@@ -53,8 +50,8 @@ def open_database(path: Path) -> sqlite3.Connection:
         )
         for statement in _SETTINGS:
             conn.execute(statement)
-        _retry_when_busy(lambda: _use_wal(conn))
-        _retry_when_busy(lambda: migrate(conn, path))
+        retry_when_busy(lambda: use_wal(conn), BUSY_TIMEOUT_MS)
+        retry_when_busy(lambda: migrate(conn, path), BUSY_TIMEOUT_MS)
     except StorageError:
         if conn is not None:
             conn.close()
@@ -69,41 +66,6 @@ def open_database(path: Path) -> sqlite3.Connection:
     return conn
 
 
-def _use_wal(conn: sqlite3.Connection) -> None:
-    """Put the file in WAL mode: readers never block the writer nor each other.
-
-    The mode is stored in the file, so only the first open switches it.
-    """
-    if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
-        conn.execute("PRAGMA journal_mode = WAL")
-
-
-def _retry_when_busy(step: Callable[[], object]) -> None:
-    """Run ``step`` until it is not refused with "database is locked", up to the timeout.
-
-    SQLite does not wait where waiting could deadlock: a connection that
-    holds a shared lock and needs an exclusive one (switching to WAL) fails
-    at once. Processes opening a new file at the same moment meet exactly
-    that; both steps are safe to repeat.
-    """
-    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
-    while True:
-        try:
-            step()
-            return
-        except sqlite3.OperationalError as exc:
-            if not _is_busy(exc) or time.monotonic() > deadline:
-                raise
-            time.sleep(random.uniform(0.005, 0.05))
-
-
-def _is_busy(exc: sqlite3.OperationalError) -> bool:
-    code = getattr(exc, "sqlite_errorcode", None)
-    if code is not None:
-        return code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
-    return "locked" in str(exc) or "busy" in str(exc)
-
-
 def _create_private(path: Path) -> None:
     """Create the folder and an empty file, both owner-only, unless they exist.
 
@@ -112,8 +74,7 @@ def _create_private(path: Path) -> None:
     mode of the database file. Existing files keep the mode the user chose.
     """
     try:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
+        create_private(path)
     except OSError as exc:
         raise StorageError(
             f"cannot open or create the database {path}: {exc.strerror}; "

@@ -1,0 +1,55 @@
+"""Built-in ``decision-nudge``: what the user tends to decide in situations like the prompt's."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from thatch.hookspecs import hookimpl
+from thatch.nudges.decisions import decision_nudge_from_hits
+from thatch.nudges.model import Nudge
+
+if TYPE_CHECKING:
+    from thatch.api import Thatch
+    from thatch.events import Event
+    from thatch.runtime import Runtime
+
+#: Predictions considered per prompt.
+DECISION_LIMIT = 5
+
+
+def decision_nudge(
+    th: Thatch, prompt: str | None, session_id: str | None, budget: int
+) -> Nudge | None:
+    """The decision-model nudge for ``prompt`` in ``th``'s project, within ``budget`` characters.
+
+    Used on every prompt and alone by ``thatch flush-predictions``. The
+    predictions the nudge shows are logged as fired under ``session_id``, for
+    calibration. An empty model answers without embedding the prompt.
+    """
+    if not prompt or not prompt.strip():
+        return None
+    stores = th.stores_for(None)
+    # Checked before th.decisions is built: an empty model costs no embedding, no setup.
+    if not th.storage.has_matchers(stores):
+        return None
+    # Only the predictions the text shows are logged as fired, not every hit.
+    hits = th.decisions.query(prompt, limit=DECISION_LIMIT)
+    built = decision_nudge_from_hits(hits, max_chars=budget)
+    if built is None:
+        return None
+    th.storage.record_fires(
+        session_id,
+        [(hit.prediction.id, hit.prediction.confidence, hit.score) for hit in built.shown],
+        datetime.now(UTC),
+    )
+    return built.nudge
+
+
+@hookimpl
+def thatch_nudges(event: Event, app: Runtime) -> list[Nudge]:
+    """The decision-model nudge for the prompt (tier 2, priority 60)."""
+    nudge = decision_nudge(
+        app.project(event.cwd), event.prompt, event.session_id, app.settings.budget
+    )
+    return [nudge] if nudge else []

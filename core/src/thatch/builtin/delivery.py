@@ -1,0 +1,19 @@
+"""Built-in ``plain-delivery``: nudges as plain text, for harnesses no plugin claims."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from thatch.hookspecs import hookimpl
+from thatch.nudges.delivery import plain
+
+if TYPE_CHECKING:
+    from thatch.events import Event
+    from thatch.nudges.model import Nudge
+
+
+@hookimpl(trylast=True)
+def thatch_deliver(nudges: Sequence[Nudge], event: Event, harness: str) -> str:
+    """The nudges' texts separated by blank lines; runs after every harness plugin."""
+    return plain(nudges)

@@ -1,0 +1,24 @@
+"""Built-in ``save-reminder``: a one-line reminder to save new knowledge.
+
+It is tier 3, so composition shows it only when no other nudge is shown.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from thatch.hookspecs import hookimpl
+from thatch.nudges.model import Nudge
+from thatch.nudges.reminder import save_reminder
+
+if TYPE_CHECKING:
+    from thatch.events import Event
+    from thatch.runtime import Runtime
+
+
+@hookimpl
+def thatch_nudges(event: Event, app: Runtime) -> list[Nudge]:
+    """The save reminder, on every prompt."""
+    if event.prompt is None:
+        return []
+    return [save_reminder()]

@@ -1,0 +1,114 @@
+"""Answers to the daemon's requests (see :mod:`thatch.wire` for the ops)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable
+from functools import cached_property
+from typing import Any
+
+import thatch
+from thatch.daemon.hook_events import handle_hook
+from thatch.runtime import Runtime
+
+log = logging.getLogger("thatch")
+
+
+def version_tuple(version: str) -> tuple[int, ...]:
+    """``"0.10.2"`` → (0, 10, 2); non-numeric parts count as 0."""
+    return tuple(int(part) if part.isdigit() else 0 for part in version.split(".")[:3])
+
+
+class Handlers:
+    """Dispatches one decoded request to the runtime; never raises for bad requests."""
+
+    def __init__(self, app: Runtime, *, stop: Callable[[], None], spool_backlog: Callable[[], int]):
+        self.app = app
+        self._stop = stop
+        self._spool_backlog = spool_backlog
+        self.started_at = time.time()
+        #: Set once the model and caches are loaded (or loading failed).
+        self.warm = threading.Event()
+
+    @cached_property
+    def registry(self) -> Any:
+        from thatch.tools.registry import ToolRegistry
+
+        return ToolRegistry(self.app.plugins.tools())
+
+    def __call__(self, request: dict[str, Any]) -> dict[str, Any]:
+        answer = self._answer(request)
+        answer.setdefault("daemon", thatch.__version__)
+        return answer
+
+    def _answer(self, request: dict[str, Any]) -> dict[str, Any]:
+        client = request.get("client")
+        if isinstance(client, str) and version_tuple(client) > version_tuple(thatch.__version__):
+            log.info("client %s is newer than this daemon; exiting so it starts anew", client)
+            self._stop()
+            return {
+                "ok": False,
+                "restart": True,
+                "error": f"daemon {thatch.__version__} is outdated",
+            }
+        op = request.get("op")
+        if op == "hook":
+            return {"ok": True, "output": handle_hook(self.app, request)}
+        if op == "call":
+            return self._call(request)
+        if op == "tools":
+            return {"ok": True, "tools": self.registry.describe()}
+        if op == "ping":
+            return {"ok": True, "warm": self.warm.is_set()}
+        if op == "status":
+            return {"ok": True, **self.status()}
+        if op == "stop":
+            self._stop()
+            return {"ok": True}
+        return {"ok": False, "error": f"unknown op {op!r}"}
+
+    def _call(self, request: dict[str, Any]) -> dict[str, Any]:
+        from thatch.tools.spec import ToolContext
+
+        env = request.get("env") if isinstance(request.get("env"), dict) else {}
+        cwd = request.get("cwd") if isinstance(request.get("cwd"), str) else None
+        arguments = request.get("arguments")
+        if not isinstance(arguments, dict):
+            arguments = {}
+        context = ToolContext(app=self.app, thatch=self.app.project(cwd, env))
+        outcome = self.registry.call(str(request.get("tool")), arguments, context)
+        return {
+            "ok": True,
+            "result": outcome.data,
+            "text": outcome.text,
+            "is_error": outcome.is_error,
+        }
+
+    def status(self) -> dict[str, Any]:
+        """What ``thatch daemon status`` shows."""
+        sessions = self.app.sessions.sessions()
+        return {
+            "pid": os.getpid(),
+            "version": thatch.__version__,
+            "started_at": self.started_at,
+            "uptime_seconds": round(time.time() - self.started_at, 1),
+            "warm": self.warm.is_set(),
+            "db_path": str(self.app.config.db_path),
+            "spool_backlog": self._spool_backlog(),
+            "settings": self.app.describe(),
+            "sessions": [
+                {
+                    "session_id": s.session_id,
+                    "harness": s.harness,
+                    "cwd": s.cwd,
+                    "pending": s.pending,
+                    "nudge_level": s.nudge_level,
+                    "prompts": s.prompts,
+                    "last_seen": s.last_seen,
+                }
+                for s in sessions
+            ],
+        }

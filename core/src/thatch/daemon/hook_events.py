@@ -1,0 +1,117 @@
+"""What the daemon does with one hook command's event.
+
+Parse → resolve the project → record once (session store) → observers →
+for prompts, nudges composed into the budget → the harness's delivery.
+Bad payloads are logged and answered with nothing: a hook never hurts the
+agent.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+import attrs
+
+from thatch.errors import InvalidInputError
+from thatch.events import Event
+from thatch.extraction import interactions_from
+from thatch.nudges.compose import compose
+from thatch.nudges.delivery import hook_json
+from thatch.payloads import COMMAND_EVENTS, parse_command_payload
+from thatch.runtime import Runtime
+
+log = logging.getLogger("thatch")
+
+#: Background results Claude Code hands back as prompts; they get no nudges.
+SYNTHETIC_PROMPT_PREFIX = "<task-notification>"
+
+
+def handle_hook(app: Runtime, request: Mapping[str, Any], *, replay: bool = False) -> str:
+    """The text the hook command prints (empty when there is nothing to say)."""
+    command = str(request.get("command", ""))
+    try:
+        event = _parse(app, request)
+    except InvalidInputError as exc:
+        log.warning("hook %s: bad payload: %s", command, exc)
+        return ""
+    if event is None:
+        log.warning(
+            "hook %s %s: no plugin handles harness %r; install its plugin (see thatch plugins)",
+            request.get("harness"),
+            request.get("event"),
+            request.get("harness"),
+        )
+        return ""
+    interactions = interactions_from(event) if event.kind == "tool_use" else []
+    if not app.sessions.record(event, interactions):
+        log.info("hook %s: event %s already processed", command, event.event_id)
+        return ""
+    app.plugins.ingest(event, app)
+    if replay:
+        return ""
+    if event.kind == "session_start" and command in ("reminder", "hook"):
+        return _format(_session_reminder(app, event), event, request)
+    if event.kind != "prompt":
+        return ""
+    if command == "flush-predictions":
+        from thatch.builtin.decisions import decision_nudge
+
+        th = app.project(event.cwd)
+        nudge = decision_nudge(th, event.prompt or "", event.session_id, app.settings.budget)
+        return _format(nudge.text if nudge else "", event, request)
+    return _format(_prompt_output(app, event), event, request)
+
+
+def _parse(app: Runtime, request: Mapping[str, Any]) -> Event | None:
+    payload = request.get("payload")
+    if not isinstance(payload, Mapping):
+        raise InvalidInputError("the payload must be a JSON object")
+    env = request.get("env") if isinstance(request.get("env"), Mapping) else {}
+    command = request.get("command")
+    if command in COMMAND_EVENTS:
+        event: Event | None = parse_command_payload(str(command), payload, env)
+    elif command == "hook":
+        event = app.plugins.parse_event(
+            str(request.get("harness")), str(request.get("event")), payload
+        )
+    else:
+        raise InvalidInputError(f"unknown hook command {command!r}")
+    if event is None:
+        return None
+    project = env.get("CLAUDE_PROJECT_DIR") or env.get("CURSOR_PROJECT_DIR") or event.cwd
+    return attrs.evolve(
+        event,
+        cwd=project or request.get("cwd"),
+        event_id=str(request.get("event_id") or ""),
+        received_at=float(request.get("received_at") or 0.0),
+    )
+
+
+def _prompt_output(app: Runtime, event: Event) -> str:
+    state = app.sessions.state(event.session_id)
+    if state is not None and state.compacting:
+        return ""
+    if (event.prompt or "").lstrip().startswith(SYNTHETIC_PROMPT_PREFIX):
+        return ""
+    chosen = compose(app.plugins.nudges(event, app), app.settings.budget)
+    shown = [memory_id for nudge in chosen for memory_id in nudge.memory_ids]
+    if shown:
+        app.sessions.mark_shown(event.session_id, shown)
+        # Only memories the agent was shown count as recalled (staleness).
+        app.thatch.storage.record_recall(shown, datetime.now(UTC))
+    return app.plugins.deliver(chosen, event, event.harness) if chosen else ""
+
+
+def _session_reminder(app: Runtime, event: Event) -> str:
+    from thatch.nudges.reminder import session_reminder
+
+    return session_reminder(app.project(event.cwd))
+
+
+def _format(text: str, event: Event, request: Mapping[str, Any]) -> str:
+    if not text:
+        return ""
+    return hook_json(text, event.hook_event) if request.get("json") else text

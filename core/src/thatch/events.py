@@ -1,0 +1,54 @@
+"""Core events: what a harness's hook payload means, independent of the harness.
+
+A harness plugin turns its raw JSON into an :class:`Event`
+(``thatch_parse_event``); observers (``thatch_ingest``) and nudge sources
+(``thatch_nudges``) only ever see events.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import attrs
+
+#: What happened. ``compact`` means the harness is about to compact the
+#: conversation; ``session_start`` with ``source == "compact"`` means it is done.
+EventKind = Literal[
+    "session_start", "prompt", "tool_use", "stop", "subagent_stop", "compact", "session_end"
+]
+EVENT_KINDS: tuple[str, ...] = EventKind.__args__  # type: ignore[attr-defined]
+
+
+@attrs.frozen
+class ToolCall:
+    """One tool the agent ran, with what it was given and what it returned."""
+
+    name: str
+    input: Any = None
+    response: Any = None
+    #: The harness's id of the call (Claude ``tool_use_id``), when it has one.
+    call_id: str | None = None
+    failed: bool = False
+
+
+@attrs.frozen
+class Event:
+    """One hook event of one session."""
+
+    kind: EventKind
+    harness: str
+    session_id: str
+    #: The harness's own name for the event (``UserPromptSubmit``, ``postToolUse``...).
+    hook_event: str = ""
+    cwd: str | None = None
+    prompt: str | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
+    #: Why a session started or ended, or what triggered a compaction.
+    source: str | None = None
+    #: Set by core: unique per hook invocation (a replayed spool file keeps it).
+    event_id: str = ""
+    #: Set by core: when the hook command received the event (epoch seconds).
+    received_at: float = 0.0
+    #: The harness's identity of the event, when two harnesses may report the
+    #: same one (Cursor also runs Claude Code hooks); core processes it once.
+    identity: str | None = None

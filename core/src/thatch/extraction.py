@@ -1,0 +1,351 @@
+"""The extraction pipeline: tool calls in, a nudge to save what they taught out.
+
+Every tool call a session makes (thatch's own excepted) is queued, redacted
+and truncated, by :func:`interactions_from`. On the next prompt,
+:func:`extraction_nudge` shows the queue to the agent with the instruction
+to save durable facts (the ``fact-extractor`` skill) and call
+``extraction_done``; each prompt it is ignored, the nudge gets louder.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+
+from thatch.events import Event
+from thatch.nudges.model import Nudge
+from thatch.redact import redact
+from thatch.sessions.models import Interaction, NewInteraction
+
+__all__ = [
+    "EXTRACTION_SKILL",
+    "MIN_ITEM_CHARS",
+    "THATCH_TOOL_NAMES",
+    "ExtractionNudge",
+    "build_extraction_nudge",
+    "extraction_nudge",
+    "interactions_from",
+    "is_thatch_tool",
+    "truncate",
+]
+
+#: The MCP tools thatch serves, by their bare names.
+THATCH_TOOL_NAMES: tuple[str, ...] = (
+    "memory_remember",
+    "memory_recall",
+    "memory_list",
+    "memory_show",
+    "memory_forget",
+    "memory_archive",
+    "store_list",
+    "find_duplicates",
+    "dedup_mark_checked",
+    "extraction_done",
+    "hygiene_report",
+    "prediction_query",
+    "prediction_update",
+    "prediction_list",
+    "prediction_delete",
+)
+
+#: The skill that tells the agent how to turn interactions into memories.
+EXTRACTION_SKILL = "fact-extractor"
+
+#: The smallest room, in characters, an interaction gets in the nudge; with
+#: less, fewer interactions are shown (the rest wait for a later nudge).
+MIN_ITEM_CHARS = 160
+
+# How harnesses name a tool of the thatch MCP server: Claude Code
+# "mcp__thatch__<tool>", opencode "thatch_<tool>". Every tool under these
+# prefixes is ours, plugins' tools included.
+_SERVER_PREFIXES = ("mcp__thatch__", "thatch_")
+# Cursor may report an MCP tool as "MCP:<tool>".
+_CURSOR_MCP_PREFIX = "MCP:"
+
+# A text longer than this many times its limit is cut before it is
+# redacted: redacting megabytes of output on every tool call would stall the
+# daemon, and only the head and tail are kept anyway.
+_PRECUT_FACTOR = 16
+_PRECUT_MIN = 65_536
+
+_MAX_TOOL_NAME = 100
+_PRIORITY = 100
+
+
+def is_thatch_tool(name: str) -> bool:
+    """Whether ``name`` is one of thatch's own MCP tools, as any harness spells it."""
+    if name.startswith(_CURSOR_MCP_PREFIX):
+        name = name[len(_CURSOR_MCP_PREFIX) :].strip()
+    return name.startswith(_SERVER_PREFIXES) or name in THATCH_TOOL_NAMES
+
+
+def interactions_from(
+    event: Event, *, max_input: int = 1000, max_response: int = 2000
+) -> list[NewInteraction]:
+    """The event's tool calls as interactions to queue, thatch's own tools left out.
+
+    Inputs and responses become text (JSON for structured values), are
+    redacted, and are cut to ``max_input`` / ``max_response`` characters,
+    keeping the head and the tail.
+    """
+    return [
+        NewInteraction(
+            tool_name=call.name,
+            tool_input=_clean(call.input, max_input),
+            tool_response=_clean(call.response, max_response),
+            call_id=call.call_id,
+            failed=call.failed,
+        )
+        for call in event.tool_calls
+        if not is_thatch_tool(call.name)
+    ]
+
+
+def _as_text(value: Any) -> str:
+    """A tool's input or response as text: strings as they are, the rest as compact JSON."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def _clean(value: Any, limit: int) -> str:
+    """Redact and truncate ``value`` to at most ``limit`` characters."""
+    text = _as_text(value)
+    window = max(_PRECUT_MIN, limit * _PRECUT_FACTOR)
+    if len(text) <= 2 * window:
+        return truncate(redact(text).text, limit)
+    # The windows are far wider than what is kept, so a secret split at a
+    # window's inner edge (and so not recognised) lies far from the kept text.
+    head = redact(text[:window]).text
+    tail = redact(text[-window:]).text
+    return truncate(head + tail, limit, hidden=len(text) - 2 * window)
+
+
+def _cut_marker(count: int) -> str:
+    return f"\n[... {count:,} characters cut ...]\n"
+
+
+def truncate(text: str, limit: int, *, hidden: int = 0) -> str:
+    """Shorten ``text`` to at most ``limit`` characters, keeping its head and tail.
+
+    The middle is replaced by a marker saying how many characters were cut.
+    Tracebacks and summaries tend to sit at the end of tool output, so the
+    tail is kept as well as the head.
+
+    :param hidden: characters already removed from the middle of ``text``
+        by the caller, added to the marker's count.
+    """
+    if len(text) <= limit and not hidden:
+        return text
+    if limit <= 0:
+        return ""
+    # The marker is sized for the largest count it could show, so the
+    # result never overshoots even when the count has fewer digits.
+    widest = _cut_marker(len(text) + hidden)
+    if len(widest) >= limit:
+        return text[:limit]
+    keep = min(limit - len(widest), len(text))
+    tail = keep // 2
+    head = keep - tail
+    cut = len(text) - keep + hidden
+    return text[:head] + _cut_marker(cut) + text[len(text) - tail :]
+
+
+# ---------------------------------------------------------------------------
+# The nudge.
+
+
+@attrs.frozen
+class ExtractionNudge:
+    """An extraction nudge and how much of the queue it covers."""
+
+    nudge: Nudge
+    #: Interactions listed in the full text.
+    shown: int
+    #: The last seq the nudge covers: ``extraction_done`` drains up to it.
+    through_seq: int
+
+
+def extraction_nudge(
+    session_id: str,
+    interactions: Sequence[Interaction],
+    level: int,
+    budget: int,
+    *,
+    total: int | None = None,
+) -> Nudge:
+    """The extraction nudge for a session's queue (see :func:`build_extraction_nudge`)."""
+    return build_extraction_nudge(session_id, interactions, level, budget, total=total).nudge
+
+
+def build_extraction_nudge(
+    session_id: str,
+    interactions: Sequence[Interaction],
+    level: int,
+    budget: int,
+    *,
+    total: int | None = None,
+) -> ExtractionNudge:
+    """Build the tier-1 nudge that asks the agent to save what the queue taught.
+
+    The text is a header, the instruction (use the fact-extractor skill, save
+    with ``memory_remember``, then call ``extraction_done`` for this session)
+    and the oldest interactions, numbered, cut so the whole text fits
+    ``budget``. ``short_text`` is the header, instruction and count alone.
+
+    :param session_id: the session whose queue this is.
+    :param interactions: the queued interactions, oldest first (may be the
+        first few of a longer queue).
+    :param level: nudges already ignored: 0 polite, 1 insistent, 2 and up in
+        capitals.
+    :param budget: the most characters the text may have.
+    :param total: the queue's length, when ``interactions`` is only its start.
+    :raises ValueError: ``interactions`` is empty or ``budget`` is below 1.
+    """
+    if not interactions:
+        raise ValueError(f"no interactions to nudge about in session {session_id!r}")
+    if budget < 1:
+        raise ValueError(f"the extraction nudge budget is {budget}; give at least 1 character")
+    count = max(total or 0, len(interactions))
+    short = _clip(_lead(session_id, level, count, listed=False), budget)
+    shown, items = _fit_items(session_id, interactions, level, count, budget)
+    if shown:
+        text = "\n".join([_lead(session_id, level, count, listed=True), _count_line(count, shown)])
+        text = _clip("\n".join([text, *items]), budget)
+        through = interactions[shown - 1].seq
+    else:
+        text = short
+        through = interactions[-1].seq
+    nudge = Nudge(
+        source="extraction",
+        text=text,
+        tier=1,
+        priority=_PRIORITY,
+        short_text=short,
+    )
+    return ExtractionNudge(nudge=nudge, shown=shown, through_seq=through)
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+def _lead(session_id: str, level: int, count: int, *, listed: bool) -> str:
+    """Header and instruction, louder with each ignored nudge.
+
+    Tool names, the skill name and the session id stay as written even in
+    capitals: the agent must call them exactly.
+    """
+    interactions = _plural(count, "tool interaction")
+    if level <= 0:
+        header = f"[thatch] {interactions} from this session may hold knowledge worth keeping."
+        opening = "Use the "
+        closing = "."
+    else:
+        be = "is" if count == 1 else "are"
+        ignored = f"this request has been ignored for {_plural(level, 'prompt')}"
+        if level == 1:
+            header = f"[thatch] Reminder: {interactions} {be} still unsaved; {ignored}."
+            opening = "Before you answer, use the "
+        else:
+            header = f"[thatch] Action required: {interactions} {be} still unsaved; {ignored}."
+            opening = "Stop and do this first: use the "
+        closing = ". This reminder repeats on every prompt until you do."
+    source = "read the interactions below" if listed else "review your recent tool calls"
+    # (text, verbatim): verbatim parts are names the agent must type exactly.
+    parts = [
+        (header + "\n" + opening, False),
+        (EXTRACTION_SKILL, True),
+        (f" skill: {source}, save each durable fact about the project or the user with ", False),
+        ("memory_remember", True),
+        (
+            ", skip what is transient (one-off output, progress, what is already saved), "
+            "then call ",
+            False,
+        ),
+        ("extraction_done", True),
+        (" with ", False),
+        (f'session_id="{session_id}"', True),
+        (closing, False),
+    ]
+    shout = level >= 2
+    lead = "".join(text if verbatim or not shout else text.upper() for text, verbatim in parts)
+    if listed:
+        return lead
+    return lead + "\n" + f"Queued: {_plural(count, 'interaction')} (too long to list here)."
+
+
+def _count_line(count: int, shown: int) -> str:
+    if shown >= count:
+        return f"Queued: {_plural(count, 'interaction')}, all shown below."
+    return (
+        f"Queued: {_plural(count, 'interaction')}; the oldest {shown} are shown below, "
+        "the rest come in a later reminder."
+    )
+
+
+def _fit_items(
+    session_id: str, interactions: Sequence[Interaction], level: int, count: int, budget: int
+) -> tuple[int, list[str]]:
+    """As many interactions as fit with at least :data:`MIN_ITEM_CHARS` each, rendered.
+
+    :return: how many are shown, and their texts (each on its own lines).
+    """
+    lead = _lead(session_id, level, count, listed=True)
+    for shown in range(min(len(interactions), budget // MIN_ITEM_CHARS), 0, -1):
+        fixed = len(lead) + 1 + len(_count_line(count, shown))
+        room = budget - fixed - shown  # one newline before each item
+        if room // shown >= MIN_ITEM_CHARS:
+            break
+    else:
+        return 0, []
+    chosen = interactions[:shown]
+    fields = [(_as_shown(item.tool_input), _as_shown(item.tool_response)) for item in chosen]
+    titles = [_title(number, item) for number, item in enumerate(chosen, start=1)]
+    needs = [
+        len(title) + len(_INPUT) + len(_RESPONSE) + len(given) + len(got)
+        for title, (given, got) in zip(titles, fields, strict=True)
+    ]
+    items = []
+    for title, (given, got), room_for_item in zip(titles, fields, _share(needs, room), strict=True):
+        content = room_for_item - len(title) - len(_INPUT) - len(_RESPONSE)
+        given_room, got_room = _share([len(given), len(got)], content)
+        items.append(
+            title + _INPUT + truncate(given, given_room) + _RESPONSE + truncate(got, got_room)
+        )
+    return shown, items
+
+
+_INPUT = "\ninput: "
+_RESPONSE = "\nresponse: "
+
+
+def _title(number: int, item: Interaction) -> str:
+    name = truncate(item.tool_name, _MAX_TOOL_NAME).replace("\n", " ")
+    return f"[{number}] {name}" + (" (failed)" if item.failed else "")
+
+
+def _as_shown(text: str) -> str:
+    """A queued field as shown; redacted again in case it was queued by other code."""
+    return redact(text).text
+
+
+def _share(needs: Sequence[int], room: int) -> list[int]:
+    """Split ``room`` among ``needs``: none gets more than it needs, the rest share equally."""
+    given = [0] * len(needs)
+    left = max(room, 0)
+    order = sorted(range(len(needs)), key=needs.__getitem__)
+    for rank, index in enumerate(order):
+        given[index] = min(needs[index], left // (len(needs) - rank))
+        left -= given[index]
+    return given
+
+
+def _clip(text: str, budget: int) -> str:
+    """The last guard: a nudge never exceeds its budget, whatever the inputs."""
+    return text[:budget]

@@ -1,0 +1,42 @@
+"""The hook commands' hot path: ``thatch reminder``, ``buffer-tool`` and the rest.
+
+Harnesses start a hook command on every prompt and every tool call, so these
+commands are answered before argparse or any heavy module loads. They import
+only the standard library plus :mod:`thatch.rundir` and :mod:`thatch.wire`
+while things go well; failure paths may import a little more.
+
+A hook command reads the harness's JSON payload from stdin, hands it to the
+daemon in one round trip and prints the daemon's answer. Whatever goes wrong
+— bad stdin, no daemon, a hung daemon — it prints nothing, exits 0 within a
+hard cap (default 300 ms; ``THATCH_HOOK_TIMEOUT_MS`` or ``[hooks] timeout_ms``)
+and spools the event to a file for the daemon to take when it is back.
+``THATCH_NO_AUTOSTART=1`` stops a hook command from starting the daemon.
+"""
+
+from __future__ import annotations
+
+from thatch.hookcmd.args import HOOK_COMMANDS, HookArgs, parse
+
+__all__ = ["HOOK_COMMANDS", "HookArgs", "main", "parse", "run"]
+
+
+def main(argv: list[str]) -> int | None:
+    """Run ``argv`` if it is a hook command and return 0; None lets argparse take it.
+
+    None also means ``-h``/``--help`` or arguments this fast path does not
+    understand: argparse then prints help or its usage error.
+    """
+    parsed = parse(argv)
+    if parsed is None:
+        return None
+    return run(parsed)
+
+
+def run(args: HookArgs) -> int:
+    """Run one parsed hook command; always returns 0 (hooks fail open).
+
+    The argparse fallback (``thatch.cli.runtime_commands``) calls this too.
+    """
+    from thatch.hookcmd.command import run_hook
+
+    return run_hook(args)

@@ -1,0 +1,78 @@
+"""Start the daemon on demand, detached, at most once every few seconds.
+
+A burst of tool calls with no daemon would otherwise start one process per
+call; a stamp file in the runtime folder spaces the attempts out, and the
+daemon's own lock keeps a second instance from running when two slip through.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+from thatch.hookcmd.spool import make_private_dir
+
+#: Set to 1 to never start the daemon from a hook command (tests, managed setups).
+NO_AUTOSTART_VAR = "THATCH_NO_AUTOSTART"
+#: Hooks do not start the daemon again within this many seconds of the last try.
+SPAWN_INTERVAL_SECONDS = 2.0
+STAMP_NAME = "spawn.stamp"
+
+# Not typing.TYPE_CHECKING: a hook command does not import typing.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+
+def daemon_command() -> list[str]:
+    """The daemon's command line (``-P``: a ``thatch`` folder in the cwd must not shadow us)."""
+    return [sys.executable, "-P", "-m", "thatch", "daemon", "run"]
+
+
+def start_daemon(runtime_dir: str, environ: Mapping[str, str], home: str | None) -> str:
+    """Start the daemon unless disabled or tried just now; returns what happened, for the log.
+
+    Raises ``OSError`` when the process cannot be started.
+    """
+    if environ.get(NO_AUTOSTART_VAR, "").strip() not in ("", "0"):
+        return f"not starting the daemon ({NO_AUTOSTART_VAR} is set)"
+    stamp = os.path.join(runtime_dir, STAMP_NAME)
+    if _touched_recently(stamp):
+        return "the daemon was started moments ago"
+    _touch(runtime_dir, stamp)
+    env = dict(environ)
+    if home:
+        env["THATCH_HOME"] = home
+    _spawn(daemon_command(), env)
+    return "starting the daemon"
+
+
+def _touched_recently(stamp: str) -> bool:
+    try:
+        age = time.time() - os.stat(stamp).st_mtime
+    except OSError:
+        return False
+    # A stamp from the future (clock moved back) counts as old.
+    return 0 <= age < SPAWN_INTERVAL_SECONDS
+
+
+def _touch(runtime_dir: str, stamp: str) -> None:
+    make_private_dir(runtime_dir)
+    fd = os.open(stamp, os.O_WRONLY | os.O_CREAT, 0o600)
+    os.close(fd)
+    os.utime(stamp)
+
+
+def _spawn(argv: list[str], env: dict[str, str]) -> int:
+    devnull = os.devnull
+    actions = [
+        (os.POSIX_SPAWN_OPEN, 0, devnull, os.O_RDONLY, 0),
+        (os.POSIX_SPAWN_OPEN, 1, devnull, os.O_WRONLY, 0),
+        (os.POSIX_SPAWN_OPEN, 2, devnull, os.O_WRONLY, 0),
+    ]
+    try:
+        # A session of its own: the harness killing the hook's group spares the daemon.
+        return os.posix_spawn(argv[0], argv, env, file_actions=actions, setsid=True)
+    except NotImplementedError:
+        return os.posix_spawn(argv[0], argv, env, file_actions=actions, setpgroup=0)

@@ -1,0 +1,38 @@
+"""Fitting the nudges of every plugin into one prompt's character budget."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import attrs
+
+from thatch.nudges.model import Nudge
+
+#: Tiers that make the tier-3 fallback unnecessary once one of their nudges is taken.
+PRIMARY_TIERS = (1, 2)
+
+
+def compose(nudges: Iterable[Nudge], budget: int, separator: str = "\n\n") -> list[Nudge]:
+    """The nudges to deliver, in order, whose texts joined by ``separator`` fit ``budget``.
+
+    Nudges are ordered by tier (1 first), then priority (higher first), then
+    the order given. Each is taken whole if its text fits what is left of
+    the budget (with the separator before it), else as its ``short_text``
+    if that fits (the returned nudge carries the short text as ``text``),
+    else skipped. Tier-3 nudges are taken only when no tier-1 or tier-2
+    nudge was. Nudges with blank text are never taken.
+    """
+    ordered = sorted(nudges, key=lambda nudge: (nudge.tier, -nudge.priority))
+    chosen: list[Nudge] = []
+    used = 0
+    for nudge in ordered:
+        if nudge.tier not in PRIMARY_TIERS and any(n.tier in PRIMARY_TIERS for n in chosen):
+            continue
+        cost = len(separator) if chosen else 0
+        for text, short in ((nudge.text, False), (nudge.short_text, True)):
+            if text is None or not text.strip() or used + cost + len(text) > budget:
+                continue
+            chosen.append(attrs.evolve(nudge, text=text) if short else nudge)
+            used += cost + len(text)
+            break
+    return chosen

@@ -1,0 +1,26 @@
+"""A nudge: text a plugin wants the agent to read before it answers a prompt."""
+
+from __future__ import annotations
+
+import attrs
+
+#: Tier 1: the agent must act (unsaved tool output). Tier 2: context for this
+#: prompt (recalled memories, the user's decision model). Tier 3: a fallback
+#: reminder, shown only when nothing else is.
+TIERS = (1, 2, 3)
+
+
+@attrs.frozen
+class Nudge:
+    """One candidate piece of injected context."""
+
+    #: Who made it: ``extraction``, ``recall``, ``decisions``, ``reminder`` or a plugin's name.
+    source: str
+    text: str
+    tier: int = attrs.field(default=2, validator=attrs.validators.in_(TIERS))
+    #: Order within a tier: higher first.
+    priority: int = 0
+    #: A shorter form used when ``text`` does not fit the budget (None: drop it).
+    short_text: str | None = None
+    #: Memories the nudge shows, so the same memory is not shown again soon.
+    memory_ids: tuple[int, ...] = ()

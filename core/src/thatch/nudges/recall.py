@@ -1,0 +1,43 @@
+"""The recall nudge: memories that may bear on the prompt the user just wrote."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from thatch.models import RecallHit
+from thatch.nudges.model import Nudge
+from thatch.nudges.text import fit_entries, one_line
+
+HEADER = "[thatch] Memories that may bear on this prompt"
+SOURCE = "recall"
+TIER = 2
+PRIORITY = 50
+#: Content characters per memory in the short form (the agent can ``memory_show`` the rest).
+SHORT_CONTENT = 60
+
+
+def recall_nudge(hits: Sequence[RecallHit], *, max_chars: int) -> Nudge | None:
+    """A tier-2 nudge listing ``hits`` (best first) in at most ``max_chars`` characters.
+
+    One line per memory: ``- label (store): content``, the content cut with
+    an ellipsis so the whole fits. When not every memory fits, the last ones
+    are left out. The short form shows the same memories with shorter
+    content, so ``memory_ids`` holds for both. None when no hit fits.
+    """
+    entries = [(f"- {hit.memory.label} ({hit.memory.store}): ", _content(hit)) for hit in hits]
+    text, shown = fit_entries(HEADER, entries, max_chars)
+    if not shown:
+        return None
+    short, short_shown = fit_entries(HEADER, entries[:shown], max_chars, body_cap=SHORT_CONTENT)
+    return Nudge(
+        source=SOURCE,
+        text=text,
+        tier=TIER,
+        priority=PRIORITY,
+        short_text=short if short_shown == shown and len(short) < len(text) else None,
+        memory_ids=tuple(hit.memory.id for hit in hits[:shown]),
+    )
+
+
+def _content(hit: RecallHit) -> str:
+    return one_line(hit.memory.content)

@@ -1,0 +1,81 @@
+"""Reminders: the session-start briefing and the one-line save reminder."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from thatch.models import GLOBAL_STORE, HygieneReport
+from thatch.nudges.model import Nudge
+
+if TYPE_CHECKING:
+    from thatch.api import Thatch
+
+SOURCE = "reminder"
+SAVE_REMINDER = (
+    "[thatch] Learned something that will matter in later sessions (a decision, a convention, "
+    "a fix, a preference)? Save it with memory_remember."
+)
+
+
+def save_reminder() -> Nudge:
+    """The tier-3 fallback nudge: a one-line reminder to save new knowledge."""
+    return Nudge(source=SOURCE, text=SAVE_REMINDER, tier=3)
+
+
+def session_reminder(th: Thatch, *, now: datetime | None = None) -> str:
+    """What ``thatch reminder`` prints at session start (under 1,200 characters).
+
+    The project's store, how to recall and what to save, the extraction
+    flow, and — only when something needs attention — the hygiene heartbeat.
+    ``now`` decides which memories are stale (default: the current time).
+    """
+    return "\n".join(
+        [
+            "[thatch] Memory for this session",
+            _store_line(th.repo_store),
+            "- Recall: before work that past decisions may shape, call memory_recall "
+            "with a question; relevant memories are also added to prompts.",
+            "- Save with memory_remember: durable facts (decisions, conventions, "
+            "fixes, user preferences), one per label; not passing task state.",
+            "- When a prompt carries thatch's extraction block, save the facts worth "
+            "keeping from the tool output it lists, then call extraction_done.",
+            *_hygiene_lines(th.hygiene(now=now)),
+        ]
+    )
+
+
+def _store_line(repo_store: str | None) -> str:
+    if repo_store is None:
+        return (
+            "- Store: no repository store here (no git origin remote), so new memories "
+            f"go to the {GLOBAL_STORE} store."
+        )
+    return (
+        f"- Store: {repo_store} (this repository) takes new memories; those in "
+        f"{GLOBAL_STORE} apply everywhere."
+    )
+
+
+def _hygiene_lines(report: HygieneReport) -> list[str]:
+    stale, orphaned, pairs = len(report.stale), len(report.orphaned), len(report.duplicates)
+    parts = [
+        f"{stale} {_plural(stale, 'memory', 'memories')} untouched for {report.stale_days} days"
+        if stale
+        else "",
+        f"{orphaned} tied to {_plural(orphaned, 'a deleted branch', 'deleted branches')}"
+        if orphaned
+        else "",
+        f"{pairs} near-duplicate {_plural(pairs, 'pair', 'pairs')} to review" if pairs else "",
+    ]
+    found = [part for part in parts if part]
+    if not found:
+        return []
+    return [
+        f"- Hygiene: {'; '.join(found)}. Run hygiene_report (or `thatch hygiene`), "
+        "then archive, forget or merge what is no longer right."
+    ]
+
+
+def _plural(count: int, one: str, many: str) -> str:
+    return one if count == 1 else many

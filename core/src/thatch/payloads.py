@@ -1,0 +1,111 @@
+"""Core events from the payloads of thatch's named hook commands.
+
+``thatch reminder``, ``buffer-batch``, ``buffer-tool``, ``flush-tools`` and
+``flush-predictions`` read Claude Code payloads (``session_id``) or Cursor
+ones (``conversation_id``). ``thatch hook HARNESS EVENT`` goes to the
+harness plugin instead (``thatch_parse_event``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from thatch.errors import InvalidInputError
+from thatch.events import Event, EventKind, ToolCall
+
+#: The event each named command stands for, and its Claude Code event name.
+COMMAND_EVENTS: dict[str, tuple[EventKind, str]] = {
+    "reminder": ("session_start", "SessionStart"),
+    "buffer-batch": ("tool_use", "PostToolBatch"),
+    "buffer-tool": ("tool_use", "PostToolUse"),
+    "flush-tools": ("prompt", "UserPromptSubmit"),
+    "flush-predictions": ("prompt", "UserPromptSubmit"),
+}
+
+
+def parse_command_payload(
+    command: str, payload: Mapping[str, Any], env: Mapping[str, str] | None = None
+) -> Event:
+    """The event a named hook command received; raises InvalidInputError naming the field."""
+    kind, default_event = COMMAND_EVENTS[command]
+    env = env or {}
+    cursor = "conversation_id" in payload or bool(env.get("CURSOR_VERSION"))
+    session_id = _text(payload, "conversation_id" if "conversation_id" in payload else "session_id")
+    hook_event = _optional_text(payload, "hook_event_name") or default_event
+    cwd = _optional_text(payload, "cwd") or _first_root(payload)
+    fields: dict[str, Any] = {}
+    if command == "buffer-batch":
+        calls = payload.get("tool_calls")
+        if not isinstance(calls, list):
+            raise InvalidInputError("payload field 'tool_calls' must be a list of tool calls")
+        fields["tool_calls"] = tuple(
+            _tool_call(call, f"tool_calls[{i}]") for i, call in enumerate(calls)
+        )
+    elif command == "buffer-tool":
+        call = _tool_call(payload, "payload")
+        failed = hook_event == "postToolUseFailure" or call.failed
+        fields["tool_calls"] = (
+            ToolCall(call.name, call.input, call.response, call.call_id, failed),
+        )
+        if call.call_id:
+            fields["identity"] = f"tool:{session_id}:{call.call_id}"
+    elif kind == "prompt":
+        fields["prompt"] = _text(payload, "prompt", allow_empty=True)
+    elif kind == "session_start":
+        fields["source"] = _optional_text(payload, "source")
+    return Event(
+        kind=kind,
+        harness="cursor" if cursor else "claude",
+        session_id=session_id,
+        hook_event=hook_event,
+        cwd=cwd,
+        **fields,
+    )
+
+
+def _tool_call(data: Any, where: str) -> ToolCall:
+    if not isinstance(data, Mapping):
+        raise InvalidInputError(f"{where} must be a JSON object with 'tool_name'")
+    name = _text(data, "tool_name")
+    response = data.get("tool_response", data.get("tool_output"))
+    if isinstance(response, str) and "tool_output" in data:
+        # Cursor sends the output as a JSON string.
+        with contextlib.suppress(ValueError):
+            response = json.loads(response)
+    error = data.get("error")
+    return ToolCall(
+        name=name,
+        input=data.get("tool_input"),
+        response=response if error is None else {"error": error, "response": response},
+        call_id=_optional_text(data, "tool_use_id"),
+        failed=error is not None,
+    )
+
+
+def _text(data: Mapping[str, Any], key: str, *, allow_empty: bool = False) -> str:
+    value = data.get(key)
+    if not isinstance(value, str) or (not value and not allow_empty):
+        got = "missing" if value is None else f"a {type(value).__name__}"
+        raise InvalidInputError(f"payload field '{key}' must be a non-empty string, got {got}")
+    return value
+
+
+def _optional_text(data: Mapping[str, Any], key: str) -> str | None:
+    value = data.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InvalidInputError(
+            f"payload field '{key}' must be a string, got a {type(value).__name__}"
+        )
+    return value or None
+
+
+def _first_root(payload: Mapping[str, Any]) -> str | None:
+    roots = payload.get("workspace_roots")
+    if isinstance(roots, list) and roots and isinstance(roots[0], str):
+        return roots[0]
+    return None

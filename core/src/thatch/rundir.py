@@ -1,0 +1,113 @@
+"""Where the daemon's socket, lock, spool and log live — on the standard library only.
+
+The hook commands run on every prompt and tool call, so they cannot afford
+platformdirs or attrs (see :mod:`thatch.paths`, whose folders these mirror;
+a unit test keeps the two in step).
+
+One daemon serves one user and one database: the socket is ``daemon.sock``
+in the runtime folder, or ``daemon-<hash>.sock`` when ``THATCH_DB_PATH``
+points at another database. Unix socket paths are limited to ~104 bytes, so
+a path that would be longer moves to a private folder under the system's
+temporary directory, named by a hash of the long one.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+
+APP_NAME = "thatch"
+#: Longest socket path bound directly (macOS allows 104 bytes, Linux 108).
+MAX_SOCKET_PATH = 100
+
+
+class RunDir:
+    """The daemon's files for one home (or the user's folders) and database."""
+
+    def __init__(self, runtime_dir: str, state_dir: str, db_key: str | None = None) -> None:
+        self.runtime_dir = runtime_dir
+        self.state_dir = state_dir
+        self.db_key = db_key
+
+    @property
+    def _stem(self) -> str:
+        return f"daemon-{self.db_key}" if self.db_key else "daemon"
+
+    @property
+    def socket_path(self) -> str:
+        path = os.path.join(self.runtime_dir, f"{self._stem}.sock")
+        if len(path.encode()) <= MAX_SOCKET_PATH:
+            return path
+        digest = _short_hash(path, 16)
+        return os.path.join(short_socket_dir(), f"{digest}.sock")
+
+    @property
+    def lock_path(self) -> str:
+        return os.path.join(self.runtime_dir, f"{self._stem}.lock")
+
+    @property
+    def pid_path(self) -> str:
+        return os.path.join(self.runtime_dir, f"{self._stem}.pid")
+
+    @property
+    def spool_dir(self) -> str:
+        """Events the daemon could not take yet, one file each, replayed when it is back."""
+        return os.path.join(self.state_dir, "spool")
+
+    @property
+    def log_dir(self) -> str:
+        return os.path.join(self.state_dir, "log")
+
+    @property
+    def log_path(self) -> str:
+        return os.path.join(self.log_dir, "thatch.log")
+
+    @property
+    def sessions_db(self) -> str:
+        """The local SQLite file of session queues and nudge state (never shared)."""
+        return os.path.join(self.state_dir, "sessions.db")
+
+
+def locate(environ: Mapping[str, str] | None = None, home: str | None = None) -> RunDir:
+    """The daemon's files for ``home`` (else ``$THATCH_HOME``, else the user's folders)."""
+    env = os.environ if environ is None else environ
+    chosen = home or env.get("THATCH_HOME") or None
+    db_path = env.get("THATCH_DB_PATH") or None
+    db_key = _short_hash(_absolute(db_path), 10) if db_path else None
+    if chosen:
+        root = _absolute(chosen)
+        return RunDir(os.path.join(root, "run"), os.path.join(root, "state"), db_key)
+    state = _user_state_dir(env)
+    runtime_root = env.get("XDG_RUNTIME_DIR")
+    runtime = (
+        os.path.join(runtime_root, APP_NAME)
+        if runtime_root and sys.platform != "darwin"
+        else os.path.join(state, "run")
+    )
+    return RunDir(runtime, state, db_key)
+
+
+def short_socket_dir() -> str:
+    """A folder private to this user for sockets whose natural path is too long."""
+    import tempfile
+
+    return os.path.join(tempfile.gettempdir(), f"{APP_NAME}-{os.getuid()}")
+
+
+def _short_hash(text: str, length: int) -> str:
+    # Imported here: hashlib costs the hook commands ~3 ms and is rarely needed.
+    import hashlib
+
+    return hashlib.sha256(text.encode()).hexdigest()[:length]
+
+
+def _absolute(path: str) -> str:
+    return os.path.realpath(os.path.expanduser(path))
+
+
+def _user_state_dir(env: Mapping[str, str]) -> str:
+    if sys.platform == "darwin":
+        return os.path.expanduser(f"~/Library/Application Support/{APP_NAME}")
+    base = env.get("XDG_STATE_HOME", "").strip() or os.path.expanduser("~/.local/state")
+    return os.path.join(base, APP_NAME)

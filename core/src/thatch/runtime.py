@@ -1,0 +1,166 @@
+"""The daemon's shared state: one :class:`Runtime` per daemon process.
+
+Plugins receive it as ``app`` in ``thatch_ingest`` and ``thatch_nudges``.
+It holds what every session shares — config, plugins, storage, the loaded
+model, the local session store — and hands out a :class:`thatch.api.Thatch`
+view for each project, so a project's calls reuse the one open database
+and the one loaded model.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from thatch.api import Thatch
+from thatch.config import Config
+from thatch.plugins import Plugins
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from thatch.embedding import Embedder, Thresholds
+    from thatch.sessions.store import SessionStore
+
+#: How long a project's git store and branch are trusted before asking git again.
+PROJECT_TTL_SECONDS = 2.0
+
+log = logging.getLogger("thatch")
+
+
+@attrs.frozen
+class RuntimeSettings:
+    """The ``[nudges]``, ``[hooks]`` and ``[daemon]`` tables of the config file."""
+
+    #: Characters of injected context per prompt, all nudges together.
+    budget: int = 2000
+    #: A memory shown in a session is not shown again within this many prompts.
+    repeat_window: int = 10
+    #: Prompts shorter than this get no recall nudge.
+    min_prompt_chars: int = 10
+    #: Hard cap of a hook command, in milliseconds.
+    hook_timeout_ms: int = 300
+    #: The daemon exits after this many minutes without a request (0: never).
+    idle_minutes: float = 30.0
+
+    @classmethod
+    def from_config(cls, config: Config) -> RuntimeSettings:
+        from thatch.settings import runtime_settings
+
+        return runtime_settings(config, cls)
+
+
+class Runtime:
+    """Everything the daemon shares between sessions and projects."""
+
+    def __init__(self, config: Config, plugins: Plugins) -> None:
+        self.config = config
+        self.plugins = plugins
+        self.settings = RuntimeSettings.from_config(config)
+        self._base = Thatch(config, plugins, Path.cwd())
+        # Recall and the decision model embed the same prompt: embed it once.
+        self._base.__dict__["embedder"] = QueryMemo(plugins.embedder(config))
+        self._views: dict[tuple[str, str | None], tuple[float, Thatch]] = {}
+        self._lock = threading.Lock()
+
+    @cached_property
+    def sessions(self) -> SessionStore:
+        """The local store of session queues and nudge state."""
+        from thatch import rundir
+        from thatch.sessions.store import SessionStore
+
+        located = rundir.locate(
+            home=str(self.config.paths.home) if self.config.paths.home else None
+        )
+        return SessionStore(Path(located.sessions_db))
+
+    @property
+    def thatch(self) -> Thatch:
+        """The shared API object (its working directory is the daemon's)."""
+        return self._base
+
+    def project(self, cwd: str | None, env: Mapping[str, str] | None = None) -> Thatch:
+        """A :class:`Thatch` view for the caller's project, sharing storage and model.
+
+        The project folder is ``CLAUDE_PROJECT_DIR``, else ``CURSOR_PROJECT_DIR``,
+        else ``cwd``.
+        """
+        env = env or {}
+        folder = env.get("CLAUDE_PROJECT_DIR") or env.get("CURSOR_PROJECT_DIR") or cwd
+        key = (folder or str(self._base.cwd), None)
+        now = time.monotonic()
+        with self._lock:
+            cached = self._views.get(key)
+            if cached and now - cached[0] < PROJECT_TTL_SECONDS:
+                return cached[1]
+            view = self._base.view(Path(key[0]))
+            self._views[key] = (now, view)
+            return view
+
+    def warm_up(self) -> None:
+        """Open storage, load the model and fill the vector caches before the first prompt."""
+        th = self._base
+        th.recall("warm up", stores="all", record=False)
+        if th.storage.has_matchers(th.stores_for("all")):
+            th.decisions.query("warm up", stores="all")
+
+    def close(self) -> None:
+        """Close the storage and the session store."""
+        self._base.close()
+        if "sessions" in self.__dict__:
+            self.sessions.close()
+
+    def describe(self) -> dict[str, Any]:
+        """Settings for ``thatch daemon status``."""
+        return attrs.asdict(self.settings)
+
+
+class QueryMemo:
+    """An embedder that remembers its last few query vectors.
+
+    On each prompt the recall nudge and the decision-model nudge embed the
+    same text; the second one costs nothing.
+    """
+
+    def __init__(self, inner: Embedder, size: int = 32) -> None:
+        self.inner = inner
+        self._size = size
+        self._vectors: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @property
+    def model_id(self) -> str:  # type: ignore[override]
+        return self.inner.model_id
+
+    @property
+    def dim(self) -> int:  # type: ignore[override]
+        return self.inner.dim
+
+    def embed_query(self, text: str) -> npt.NDArray[np.float32]:
+        with self._lock:
+            vector = self._vectors.get(text)
+            if vector is not None:
+                self._vectors.move_to_end(text)
+                return vector
+        vector = self.inner.embed_query(text)
+        vector.setflags(write=False)
+        with self._lock:
+            self._vectors[text] = vector
+            while len(self._vectors) > self._size:
+                self._vectors.popitem(last=False)
+        return vector
+
+    def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        return self.inner.embed_passages(texts)
+
+    def thresholds(self) -> Thresholds:
+        return self.inner.thresholds()

@@ -1,0 +1,337 @@
+"""The session store: per-session tool queues and nudge state, in a local SQLite file.
+
+The daemon records every hook event here before it answers, so what a
+session did survives a daemon restart: the queue of tool interactions the
+agent has not yet turned into memories, how often it was nudged about them,
+which memories it was already shown, and whether it is compacting.
+
+The file is always local (``<state dir>/sessions.db``), never the user's
+shared storage backend: it holds raw tool output, which must not leave the
+machine. One :class:`SessionStore` serves every thread of the daemon; other
+processes may open the same file at the same time (SQLite serializes them).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from thatch.events import Event
+from thatch.sessions.models import Interaction, NewInteraction, SessionState
+from thatch.sessions.schema import open_connection
+
+__all__ = [
+    "COMPACT_TIMEOUT_SECONDS",
+    "Interaction",
+    "NewInteraction",
+    "SessionState",
+    "SessionStore",
+]
+
+#: A compaction counts as over this long after it began, even when the
+#: harness never reports its end.
+COMPACT_TIMEOUT_SECONDS = 600.0
+
+_SESSION_COLUMNS = (
+    "s.session_id, s.harness, s.cwd, s.prompts, s.nudge_level, s.last_nudged_seq, "
+    "s.compacting_since, s.last_seen, "
+    "(SELECT COUNT(*) FROM interactions i WHERE i.session_id = s.session_id)"
+)
+
+
+class SessionStore:
+    """Per-session queues and nudge state, safe to share between threads."""
+
+    def __init__(self, path: Path, *, clock: Callable[[], float] = time.time) -> None:
+        """Open (creating if needed) the store at ``path``.
+
+        :param path: the SQLite file; its folder is created owner-only.
+        :param clock: the time source (epoch seconds), replaceable in tests.
+        :raises thatch.errors.StorageError: the file cannot be created or read.
+        """
+        self.path = Path(path)
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._conn = open_connection(self.path)
+
+    # -- writing -----------------------------------------------------------
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction, under the thread lock.
+
+        ``BEGIN IMMEDIATE`` takes the write lock up front, so a second process
+        waits on the busy timeout instead of failing half-way through.
+        """
+        with self._lock:
+            conn = self._conn
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    def record(self, event: Event, interactions: Sequence[NewInteraction]) -> bool:
+        """Record one hook event and queue its interactions, atomically.
+
+        The event is processed once: when its ``event_id`` — or its
+        ``identity``, the same event reported by two harnesses — was recorded
+        before, nothing changes.
+
+        :param event: the event; ``event_id`` must be set (core sets it).
+        :param interactions: tool interactions to queue, in order.
+        :return: True if recorded, False for a duplicate.
+        :raises ValueError: ``event.event_id`` is empty.
+        """
+        if not event.event_id:
+            raise ValueError(
+                f"event {event.kind!r} of session {event.session_id!r} has no event_id; "
+                "core must set it before recording the event"
+            )
+        now = event.received_at or self._clock()
+        with self._transaction() as conn:
+            inserted = conn.execute(
+                "INSERT OR IGNORE INTO events (event_id, identity, session_id) VALUES (?, ?, ?)",
+                (event.event_id, event.identity, event.session_id),
+            )
+            if inserted.rowcount == 0:
+                return False
+            # A spool replayed late carries an old received_at: last_seen
+            # never moves back. An empty harness or cwd keeps the known one.
+            conn.execute(
+                """
+                INSERT INTO sessions (session_id, harness, cwd, last_seen) VALUES (?, ?, ?, ?)
+                ON CONFLICT (session_id) DO UPDATE SET
+                    harness = CASE WHEN excluded.harness = '' THEN harness
+                                   ELSE excluded.harness END,
+                    cwd = COALESCE(excluded.cwd, cwd),
+                    last_seen = MAX(last_seen, excluded.last_seen)
+                """,
+                (event.session_id, event.harness, event.cwd, now),
+            )
+            if event.kind == "prompt":
+                conn.execute(
+                    "UPDATE sessions SET prompts = prompts + 1 WHERE session_id = ?",
+                    (event.session_id,),
+                )
+            elif event.kind == "compact":
+                conn.execute(
+                    "UPDATE sessions SET compacting_since = ? WHERE session_id = ?",
+                    (now, event.session_id),
+                )
+            elif event.kind == "session_start":
+                # A start with source "compact" is how Claude Code ends one;
+                # any other start begins a fresh conversation anyway.
+                conn.execute(
+                    "UPDATE sessions SET compacting_since = NULL WHERE session_id = ?",
+                    (event.session_id,),
+                )
+            conn.executemany(
+                """
+                INSERT INTO interactions
+                    (session_id, tool_name, tool_input, tool_response, call_id, failed, created_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                """,
+                [
+                    (
+                        event.session_id,
+                        item.tool_name,
+                        item.tool_input,
+                        item.tool_response,
+                        item.call_id,
+                        int(item.failed),
+                        now,
+                    )
+                    for item in interactions
+                ],
+            )
+        return True
+
+    def note_extraction_nudge(self, session_id: str, through_seq: int) -> int:
+        """Note that an extraction nudge showed the queue up to ``through_seq``.
+
+        Raises the session's nudge level (the next nudge is more insistent)
+        and moves the drain boundary of :meth:`extraction_done` to
+        ``through_seq`` (never back).
+
+        :return: the new nudge level.
+        """
+        with self._transaction() as conn:
+            self._ensure_session(conn, session_id)
+            conn.execute(
+                """
+                UPDATE sessions SET nudge_level = nudge_level + 1,
+                                    last_nudged_seq = MAX(last_nudged_seq, ?)
+                WHERE session_id = ?
+                """,
+                (through_seq, session_id),
+            )
+            row = conn.execute(
+                "SELECT nudge_level FROM sessions WHERE session_id = ?", (session_id,)
+            ).fetchone()
+        return int(row[0])
+
+    def extraction_done(self, session_id: str) -> int:
+        """Drain what the agent was nudged about and reset the nudge level.
+
+        Drains the interactions up to the last nudge's boundary; those queued
+        after it stay for the next nudge. A session never nudged drains its
+        whole queue: the agent saved on its own.
+
+        :return: how many interactions were drained (0 for an unknown session).
+        """
+        with self._transaction() as conn:
+            row = conn.execute(
+                "SELECT last_nudged_seq FROM sessions WHERE session_id = ?", (session_id,)
+            ).fetchone()
+            if row is None:
+                return 0
+            boundary = int(row[0])
+            if boundary:
+                drained = conn.execute(
+                    "DELETE FROM interactions WHERE session_id = ? AND seq <= ?",
+                    (session_id, boundary),
+                )
+            else:
+                drained = conn.execute(
+                    "DELETE FROM interactions WHERE session_id = ?", (session_id,)
+                )
+            conn.execute("UPDATE sessions SET nudge_level = 0 WHERE session_id = ?", (session_id,))
+        return drained.rowcount
+
+    def mark_shown(self, session_id: str, memory_ids: Iterable[int]) -> None:
+        """Remember that the session was shown these memories at its current prompt."""
+        ids = sorted(set(memory_ids))
+        if not ids:
+            return
+        with self._transaction() as conn:
+            self._ensure_session(conn, session_id)
+            conn.executemany(
+                """
+                INSERT INTO shown (session_id, memory_id, prompt)
+                SELECT session_id, ?, prompts FROM sessions WHERE session_id = ?
+                ON CONFLICT (session_id, memory_id) DO UPDATE SET prompt = excluded.prompt
+                """,
+                [(memory_id, session_id) for memory_id in ids],
+            )
+
+    def purge(self, older_than_seconds: float) -> int:
+        """Forget the sessions not seen for ``older_than_seconds``, with all they hold.
+
+        Their queues, shown memories and event ids go too.
+
+        :return: how many sessions were forgotten.
+        """
+        cutoff = self._clock() - older_than_seconds
+        stale = "SELECT session_id FROM sessions WHERE last_seen < ?"
+        with self._transaction() as conn:
+            for table in ("interactions", "shown", "events"):
+                conn.execute(
+                    f"DELETE FROM {table} WHERE session_id IN ({stale})",  # noqa: S608
+                    (cutoff,),
+                )
+            purged = conn.execute("DELETE FROM sessions WHERE last_seen < ?", (cutoff,))
+        return purged.rowcount
+
+    def _ensure_session(self, conn: sqlite3.Connection, session_id: str) -> None:
+        """Create a bare row for a session no event was recorded for yet."""
+        conn.execute(
+            "INSERT OR IGNORE INTO sessions (session_id, last_seen) VALUES (?, ?)",
+            (session_id, self._clock()),
+        )
+
+    # -- reading -----------------------------------------------------------
+
+    def pending(self, session_id: str, limit: int | None = None) -> list[Interaction]:
+        """The session's queued interactions, oldest first; nothing is drained.
+
+        :param limit: at most this many (None: all).
+        """
+        with self._lock:
+            rows = self._conn.execute(
+                """
+                SELECT seq, session_id, tool_name, tool_input, tool_response, call_id,
+                       failed, created_at
+                FROM interactions WHERE session_id = ? ORDER BY seq LIMIT ?
+                """,
+                (session_id, -1 if limit is None else limit),
+            ).fetchall()
+        return [
+            Interaction(
+                seq=row[0],
+                session_id=row[1],
+                tool_name=row[2],
+                tool_input=row[3],
+                tool_response=row[4],
+                call_id=row[5],
+                failed=bool(row[6]),
+                created_at=row[7],
+            )
+            for row in rows
+        ]
+
+    def state(self, session_id: str) -> SessionState | None:
+        """The session's state, or None when nothing was recorded for it."""
+        with self._lock:
+            row = self._conn.execute(
+                f"SELECT {_SESSION_COLUMNS} FROM sessions s WHERE s.session_id = ?",  # noqa: S608
+                (session_id,),
+            ).fetchone()
+        return None if row is None else self._state(row)
+
+    def sessions(self) -> list[SessionState]:
+        """Every known session, the most recently seen first."""
+        with self._lock:
+            rows = self._conn.execute(
+                f"SELECT {_SESSION_COLUMNS} FROM sessions s ORDER BY s.last_seen DESC"  # noqa: S608
+            ).fetchall()
+        return [self._state(row) for row in rows]
+
+    def shown_recently(self, session_id: str, memory_ids: Iterable[int], window: int) -> set[int]:
+        """The ``memory_ids`` shown to the session within its last ``window`` prompts.
+
+        A memory shown at prompt ``p`` counts as recent up to and including
+        prompt ``p + window``; with ``window`` 0, only at the same prompt.
+        """
+        wanted = set(memory_ids)
+        if not wanted:
+            return set()
+        with self._lock:
+            rows = self._conn.execute(
+                """
+                SELECT sh.memory_id FROM shown sh JOIN sessions s USING (session_id)
+                WHERE sh.session_id = ? AND sh.prompt >= s.prompts - ?
+                """,
+                (session_id, window),
+            ).fetchall()
+        return wanted.intersection(row[0] for row in rows)
+
+    def _state(self, row: tuple[Any, ...]) -> SessionState:
+        compacting_since = row[6]
+        compacting = (
+            compacting_since is not None
+            and self._clock() - compacting_since < COMPACT_TIMEOUT_SECONDS
+        )
+        return SessionState(
+            session_id=str(row[0]),
+            harness=str(row[1]),
+            cwd=None if row[2] is None else str(row[2]),
+            prompts=int(row[3]),
+            nudge_level=int(row[4]),
+            last_nudged_seq=int(row[5]),
+            compacting=compacting,
+            last_seen=float(row[7]),
+            pending=int(row[8]),
+        )
+
+    def close(self) -> None:
+        """Close the database connection; the store cannot be used afterwards."""
+        with self._lock:
+            self._conn.close()

@@ -1,0 +1,64 @@
+"""SQLite file handling shared by the session store and the SQLite storage plugin.
+
+Both open a file that several processes may create at the same moment, and
+both keep it owner-only.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import sqlite3
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+
+def retry_when_busy(step: Callable[[], object], timeout_ms: int) -> None:
+    """Run ``step`` again while SQLite refuses it as busy, for up to ``timeout_ms``.
+
+    SQLite does not wait where waiting could deadlock: a connection that
+    holds a shared lock and needs an exclusive one (switching to WAL) fails
+    at once instead of calling the busy handler. Processes opening a new file
+    together meet exactly that; callers pass only steps safe to repeat.
+    """
+    deadline = time.monotonic() + timeout_ms / 1000
+    while True:
+        try:
+            step()
+            return
+        except sqlite3.OperationalError as exc:
+            if not is_busy(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(random.uniform(0.005, 0.05))
+
+
+def is_busy(exc: sqlite3.OperationalError) -> bool:
+    """Whether SQLite refused for a lock held elsewhere (worth retrying)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is None:  # an error raised by Python, not by SQLite
+        return "locked" in str(exc) or "busy" in str(exc)
+    return code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+
+
+def use_wal(conn: sqlite3.Connection) -> None:
+    """Put the file in WAL mode: readers never block the writer nor each other.
+
+    The mode is stored in the file, so only the first open switches it.
+    """
+    if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+        conn.execute("PRAGMA journal_mode = WAL")
+
+
+def create_private(path: Path, *, narrow: bool = False) -> None:
+    """Create the folder (0700) and an empty owner-only file, unless they exist.
+
+    The file is made before SQLite opens it because SQLite would create it
+    per the umask, often world-readable, and it gives the -wal and -shm
+    files the database file's mode. ``narrow`` also takes group and other
+    access away from an existing file. Raises ``OSError``.
+    """
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
+    if narrow and path.stat().st_mode & 0o077:
+        path.chmod(0o600)

@@ -1,0 +1,161 @@
+"""The decision-model tools: query, update, list and delete predictions."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from thatch.decisions.engine import MAX_TEXT
+from thatch.decisions.models import SIGNALS
+from thatch.names import MAX_STORE
+from thatch.serialize import to_json_data
+from thatch.tools.maintenance import MAX_SESSION_ID
+from thatch.tools.memory import STORE_SCOPE
+from thatch.tools.schema import arguments, integer, string
+from thatch.tools.spec import Tool, ToolContext
+from thatch.views import prediction_hit_data
+
+MAX_PREDICTIONS = 50
+
+SESSION = string(
+    "Your session id, when you know it: showings and feedback are then logged per session "
+    "for calibration.",
+    max_length=MAX_SESSION_ID,
+)
+
+
+def _session(ctx: ToolContext, args: Mapping[str, Any]) -> str | None:
+    return args.get("session_id") or ctx.session_id
+
+
+def _query(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
+    session = _session(ctx, args)
+    hits = ctx.thatch.decisions.query(
+        args["context"],
+        stores=args.get("store"),
+        limit=args["limit"],
+        session=session,
+        record=session is not None,
+    )
+    return [prediction_hit_data(hit) for hit in hits]
+
+
+def _update(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
+    result = ctx.thatch.decisions.update(
+        args["matcher"],
+        args["prediction"],
+        args["signal"],
+        rationale=args.get("rationale", ""),
+        store=args.get("store"),
+        detail=args.get("detail", ""),
+        session=_session(ctx, args),
+    )
+    return {**to_json_data(result), "confidence": result.confidence, "evidence": result.evidence}
+
+
+def _list(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
+    return ctx.thatch.decisions.list(args.get("store"))
+
+
+def _delete(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
+    deleted = ctx.thatch.decisions.delete(args["id"])
+    return {"action": "deleted", "prediction": to_json_data(deleted)}
+
+
+QUERY = Tool(
+    name="prediction_query",
+    description=(
+        "Ask the user decision model what this user tends to decide in a situation, before "
+        "a choice they may have an opinion on (naming, structure, how far to refactor, which "
+        "library, how to test). Describe the situation in 'context'. Returns predictions "
+        "best first, each with its statement, the situation it was learned in (matcher), "
+        "confidence (0 to 1), tests (how many times feedback confirmed or contradicted it) "
+        "and score. Follow strong ones (confidence >= 0.7 with several tests); for weak or "
+        "conflicting ones, say what you would do and ask the user."
+    ),
+    input_schema=arguments(
+        {
+            "context": string(
+                "The situation, in a sentence or two: what you are about to decide.",
+                max_length=MAX_TEXT,
+            ),
+            "store": STORE_SCOPE,
+            "limit": integer(
+                "How many predictions at most.", minimum=1, maximum=MAX_PREDICTIONS, default=10
+            ),
+            "session_id": SESSION,
+        },
+        "context",
+    ),
+    handler=_query,
+    read_only=True,
+)
+
+UPDATE = Tool(
+    name="prediction_update",
+    description=(
+        "Teach the user decision model how this user decides. Call it when the user states "
+        "a preference, corrects you, answers a question about how to proceed, or explicitly "
+        "confirms a choice. 'matcher' is the situation ('reviewing a pull request that "
+        "touches old code'); 'prediction' is what the user chooses there ('leave unrelated "
+        "debt alone'); 'signal' is create (a new preference they stated), confirm (they "
+        "agreed or chose it), disconfirm (they rejected or corrected it) or soft (they "
+        "hesitated or partly disagreed). Situations and statements close to existing ones "
+        "are merged with them. Returns the outcome (created, linked, reinforced, weakened, "
+        "unchanged), the prediction with its new confidence, and the matcher."
+    ),
+    input_schema=arguments(
+        {
+            "matcher": string("The situation, in a sentence.", max_length=MAX_TEXT),
+            "prediction": string("What the user decides in it.", max_length=MAX_TEXT),
+            "signal": string("What the user's reaction says.", enum=SIGNALS),
+            "rationale": string(
+                "Why the user decides so, if known.", min_length=0, max_length=MAX_TEXT
+            ),
+            "detail": string(
+                "What the user said or did, briefly.", min_length=0, max_length=MAX_TEXT
+            ),
+            "store": string(
+                "Where the preference applies: 'global' (every project) or 'owner/repo'. "
+                "Default: this project's store (global outside a git repository).",
+                max_length=MAX_STORE,
+            ),
+            "session_id": SESSION,
+        },
+        "matcher",
+        "prediction",
+        "signal",
+    ),
+    handler=_update,
+)
+
+LIST = Tool(
+    name="prediction_list",
+    description=(
+        "List the predictions of the user decision model (id, statement, rationale, "
+        "confidence, confirm and disconfirm counts) of this project's store and global, one "
+        "store, or 'all'."
+    ),
+    input_schema=arguments({"store": STORE_SCOPE}),
+    handler=_list,
+    read_only=True,
+)
+
+DELETE = Tool(
+    name="prediction_delete",
+    description=(
+        "Delete a prediction for good, with its links to situations and its feedback "
+        "history. Use it when a prediction is plainly wrong (a disconfirm signal is the "
+        "usual correction) or the user asks. Ids come from prediction_list or "
+        "prediction_query. Returns the deleted prediction."
+    ),
+    input_schema=arguments(
+        {"id": integer("The prediction's id.", minimum=1)},
+        "id",
+    ),
+    handler=_delete,
+    destructive=True,
+    idempotent=True,
+)
+
+TOOLS = (QUERY, UPDATE, LIST, DELETE)

@@ -1,0 +1,46 @@
+"""A stand-in for the daemon: a Unix socket server that records requests and answers them."""
+
+from __future__ import annotations
+
+import os
+import socketserver
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from thatch import wire
+
+Responder = Callable[[dict[str, Any]], dict[str, Any] | None]
+
+
+class FakeDaemon:
+    """A Unix socket server that records each request and answers with ``respond``."""
+
+    def __init__(self, socket_path: str, respond: Responder) -> None:
+        self.requests: list[dict[str, Any]] = []
+        self.release = threading.Event()
+        daemon = self
+
+        class Handler(socketserver.StreamRequestHandler):
+            def handle(self) -> None:
+                request = wire.decode(self.rfile.readline())
+                daemon.requests.append(request)
+                answer = respond(request)
+                if answer is None:
+                    daemon.release.wait(10)
+                    return
+                self.wfile.write(wire.encode(answer))
+
+        os.makedirs(os.path.dirname(socket_path), mode=0o700, exist_ok=True)
+        self.server = socketserver.ThreadingUnixStreamServer(socket_path, Handler)
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+        self.thread.start()
+
+    def close(self) -> None:
+        self.release.set()
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join()
+        os.unlink(self.server.server_address)  # type: ignore[arg-type]

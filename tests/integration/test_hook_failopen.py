@@ -1,0 +1,281 @@
+"""The real ``thatch`` hook commands fail open: exit 0, print nothing harmful, lose nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fake_daemon import FakeDaemon, Responder
+from thatch import rundir, wire
+
+from integration.conftest import THATCH
+
+PAYLOAD = {"session_id": "sess-1", "hook_event_name": "UserPromptSubmit", "prompt": "hello"}
+
+
+class Hooks:
+    """Runs hook commands through the console script against one home."""
+
+    def __init__(self, home: Path, cwd: Path) -> None:
+        self.home = home
+        self.cwd = cwd
+        self.located = rundir.locate({}, home=str(home))
+        self.env = {
+            **os.environ,
+            "THATCH_HOME": str(home),
+            "THATCH_NO_AUTOSTART": "1",
+            "THATCH_HOOK_TIMEOUT_MS": "1000",
+        }
+        self.daemons: list[FakeDaemon] = []
+
+    def daemon(self, respond: Responder) -> FakeDaemon:
+        fake = FakeDaemon(self.located.socket_path, respond)
+        self.daemons.append(fake)
+        return fake
+
+    def run(
+        self, *args: str, stdin: bytes | None = None, env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[bytes]:
+        data = json.dumps(PAYLOAD).encode() if stdin is None else stdin
+        return subprocess.run(
+            [str(THATCH), *args],
+            input=data,
+            capture_output=True,
+            cwd=self.cwd,
+            env={**self.env, **(env or {})},
+            timeout=60,
+            check=False,
+        )
+
+    def spooled(self, home: Path | None = None) -> list[Path]:
+        folder = Path(rundir.locate({}, home=str(home or self.home)).spool_dir)
+        return sorted(folder.iterdir()) if folder.exists() else []
+
+    def log_lines(self, home: Path | None = None) -> list[str]:
+        path = Path(rundir.locate({}, home=str(home or self.home)).log_path)
+        return path.read_text().splitlines() if path.exists() else []
+
+
+@pytest.fixture
+def hooks(home: Path, tmp_path: Path) -> Iterator[Hooks]:
+    cwd = tmp_path / "project"
+    cwd.mkdir()
+    made = Hooks(home, cwd)
+    yield made
+    for fake in made.daemons:
+        fake.close()
+
+
+def echo(request: dict[str, Any]) -> dict[str, Any]:
+    return {"ok": True, "daemon": "test", "output": f"nudge for {request['payload']['prompt']}"}
+
+
+def test_the_daemons_output_is_exactly_what_is_printed(hooks: Hooks) -> None:
+    fake = hooks.daemon(echo)
+    completed = hooks.run("flush-tools", env={"CLAUDE_PROJECT_DIR": str(hooks.cwd)})
+    assert completed.returncode == 0
+    assert completed.stdout == b"nudge for hello\n"
+    (request,) = fake.requests
+    assert request["op"] == "hook"
+    assert request["protocol"] == wire.PROTOCOL
+    assert request["command"] == "flush-tools"
+    assert request["payload"] == PAYLOAD
+    assert request["cwd"] == str(hooks.cwd)
+    assert request["env"] == {"CLAUDE_PROJECT_DIR": str(hooks.cwd)}
+    assert request["json"] is False
+    assert hooks.spooled() == []
+    assert hooks.log_lines() == []
+
+
+def test_the_generic_hook_sends_harness_event_and_json(hooks: Hooks) -> None:
+    fake = hooks.daemon(lambda request: {"ok": True, "output": '{"hookSpecificOutput": {}}\n'})
+    completed = hooks.run("hook", "claude", "SessionStart", "--json")
+    assert completed.returncode == 0
+    assert completed.stdout == b'{"hookSpecificOutput": {}}\n'
+    (request,) = fake.requests
+    assert (request["harness"], request["event"], request["json"]) == (
+        "claude",
+        "SessionStart",
+        True,
+    )
+
+
+def test_no_daemon_exits_0_silently_and_spools_the_request(hooks: Hooks) -> None:
+    completed = hooks.run("buffer-tool")
+    assert completed.returncode == 0
+    assert completed.stdout == b""
+    (spooled,) = hooks.spooled()
+    request = wire.decode(spooled.read_bytes())
+    assert request["command"] == "buffer-tool"
+    assert request["payload"] == PAYLOAD
+    assert spooled.name == f"{spooled.name[:20]}-{request['event_id']}.json"
+    (line,) = hooks.log_lines()
+    assert "not running" in line
+    assert "hello" not in line  # the payload never reaches the log
+
+
+def test_the_home_option_chooses_where_the_event_is_spooled(hooks: Hooks, tmp_path: Path) -> None:
+    other = tmp_path / "other-home"
+    completed = hooks.run("--home", str(other), "buffer-batch")
+    assert completed.returncode == 0
+    assert hooks.spooled() == []
+    assert len(hooks.spooled(other)) == 1
+    assert len(hooks.log_lines(other)) == 1
+
+
+def test_a_hung_daemon_cannot_hold_the_hook(hooks: Hooks) -> None:
+    fake = hooks.daemon(lambda request: None)
+    started = time.monotonic()
+    completed = hooks.run("flush-tools", env={"THATCH_HOOK_TIMEOUT_MS": "200"})
+    elapsed = time.monotonic() - started
+    fake.release.set()
+    assert completed.returncode == 0
+    assert completed.stdout == b""
+    # A sanity bound only (the speed goal is measured in bench/).
+    assert elapsed < 3
+    assert len(fake.requests) == 1
+    (spooled,) = hooks.spooled()
+    assert wire.decode(spooled.read_bytes())["event_id"] == fake.requests[0]["event_id"]
+    assert len(hooks.log_lines()) == 1
+
+
+@pytest.mark.parametrize(
+    "stdin",
+    [
+        pytest.param(b"", id="empty"),
+        pytest.param(b"this is not json", id="not-json"),
+        pytest.param(b'{"session_id": ', id="cut-short"),
+        pytest.param(b"\xff\xfe\x00garbage", id="invalid-utf8"),
+        pytest.param(b"[1, 2, 3]", id="array"),
+        pytest.param(b"12", id="number"),
+        pytest.param(b'{"x": "' + b"a" * (10 * 1024 * 1024) + b'"}', id="10MB"),
+    ],
+)
+def test_malformed_stdin_exits_0_with_one_log_line(hooks: Hooks, stdin: bytes) -> None:
+    fake = hooks.daemon(echo)
+    completed = hooks.run("flush-tools", stdin=stdin)
+    assert completed.returncode == 0
+    assert completed.stdout == b""
+    assert fake.requests == []
+    assert hooks.spooled() == []
+    assert len(hooks.log_lines()) == 1
+
+
+def start_holding_stdin(hooks: Hooks, command: str, data: bytes) -> subprocess.Popen[bytes]:
+    """Start ``thatch COMMAND``, write ``data`` and keep stdin open, as some harnesses do."""
+    process = subprocess.Popen(
+        [str(THATCH), command],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=hooks.cwd,
+        env=hooks.env,
+    )
+    assert process.stdin is not None
+    process.stdin.write(data)
+    process.stdin.flush()
+    return process
+
+
+def test_stdin_never_closed_still_gets_an_answer(hooks: Hooks) -> None:
+    hooks.daemon(echo)
+    with start_holding_stdin(hooks, "flush-tools", json.dumps(PAYLOAD).encode()) as process:
+        returncode = process.wait(timeout=30)
+        assert process.stdout is not None
+        stdout = process.stdout.read()
+    assert returncode == 0
+    assert stdout == b"nudge for hello\n"
+
+
+def test_half_a_payload_on_stdin_never_closed_is_dropped(hooks: Hooks) -> None:
+    fake = hooks.daemon(echo)
+    with start_holding_stdin(hooks, "buffer-tool", b'{"session_id": "sess-1", "tool_') as process:
+        returncode = process.wait(timeout=30)
+        assert process.stdout is not None
+        stdout = process.stdout.read()
+    assert returncode == 0
+    assert stdout == b""
+    assert fake.requests == []
+    assert hooks.spooled() == []
+    (line,) = hooks.log_lines()
+    assert "not closed" in line
+
+
+def test_help_and_unknown_options_go_to_argparse(hooks: Hooks) -> None:
+    helped = hooks.run("flush-tools", "--help", stdin=b"")
+    assert helped.returncode == 0
+    assert b"usage:" in helped.stdout
+    wrong = hooks.run("buffer-tool", "--json", stdin=b"")
+    assert wrong.returncode == 2
+    assert b"unrecognized arguments" in wrong.stderr
+    assert hooks.log_lines() == []
+
+
+RUNNER = textwrap.dedent(
+    """
+    import sys
+    import thatch.rundir, thatch.wire  # allowed: measured from here on
+    before = set(sys.modules)
+    from thatch.hookcmd import main
+    status = main(sys.argv[1:])
+    new = sorted(set(sys.modules) - before)
+    files = {name: getattr(sys.modules[name], "__file__", None) or "" for name in new}
+    sys.stderr.write("\\n" + __import__("json").dumps({"status": status, "files": files}))
+    """
+)
+#: Never on the success path (see the brief in thatch.hookcmd's docstring).
+FORBIDDEN = {
+    "argparse",
+    "asyncio",
+    "attr",
+    "attrs",
+    "cattrs",
+    "dataclasses",
+    "inspect",
+    "logging",
+    "numpy",
+    "platformdirs",
+    "pluggy",
+    "subprocess",
+    "threading",
+    "tomllib",
+    "typing",
+}
+ALLOWED_THATCH = {"thatch", "thatch.rundir", "thatch.wire"}
+
+
+def test_the_success_path_imports_only_the_standard_library(hooks: Hooks) -> None:
+    hooks.daemon(echo)
+    completed = subprocess.run(
+        [sys.executable, "-c", RUNNER, "flush-tools", "--json"],
+        input=json.dumps(PAYLOAD).encode(),
+        capture_output=True,
+        cwd=hooks.cwd,
+        env=hooks.env,
+        timeout=60,
+        check=False,
+    )
+    assert completed.stdout == b"nudge for hello\n"
+    report = json.loads(completed.stderr.decode().rsplit("\n", 1)[-1])
+    assert report["status"] == 0
+    files: dict[str, str] = report["files"]
+    assert not FORBIDDEN & {name.split(".")[0] for name in files} - {"thatch"}
+    outside = [
+        name
+        for name in files
+        if name.split(".")[0] == "thatch"
+        and name not in ALLOWED_THATCH
+        and not name.startswith("thatch.hookcmd")
+    ]
+    assert outside == []
+    assert "thatch.logfile" not in files
+    third_party = [name for name, path in files.items() if "site-packages" in path]
+    assert third_party == []

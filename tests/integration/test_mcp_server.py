@@ -1,0 +1,205 @@
+"""``thatch mcp --in-process`` driven by the official MCP client over stdio.
+
+One server start (the real model loads once) serves the whole sequence:
+every tool is listed with its annotations and called successfully, and bad
+arguments come back as error results that name the argument.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from thatch.daemon.client import DaemonClient
+
+from integration.conftest import make_repo
+
+THATCH = Path(sys.executable).with_name("thatch")
+
+READ_ONLY = {
+    "memory_recall",
+    "memory_list",
+    "memory_show",
+    "store_list",
+    "find_duplicates",
+    "hygiene_report",
+    "prediction_query",
+    "prediction_list",
+}
+WRITES = {
+    "memory_remember",
+    "memory_forget",
+    "memory_archive",
+    "dedup_mark_checked",
+    "extraction_done",
+    "prediction_update",
+    "prediction_delete",
+}
+DESTRUCTIVE = {"memory_forget", "prediction_delete"}
+
+TEST_COMMAND = (
+    "Run the test suite with 'uv run pytest -q'; the integration tests need the "
+    "embedding model files installed."
+)
+TABS = "The user prefers tabs over spaces for indentation in Python files."
+TABS_AGAIN = "In Python files the user prefers tabs over spaces for indentation."
+
+
+class Agent:
+    """A client session with helpers that check each result."""
+
+    def __init__(self, session: ClientSession) -> None:
+        self.session = session
+
+    async def ok(self, name: str, **arguments: Any) -> Any:
+        result = await self.session.call_tool(name, arguments)
+        text = result.content[0].text  # type: ignore[union-attr]
+        assert result.is_error is False, f"{name}: {text}"
+        data = json.loads(text)
+        expected = {"items": data} if isinstance(data, list) else data
+        assert result.structured_content == expected
+        return data
+
+    async def error(self, name: str, **arguments: Any) -> str:
+        result = await self.session.call_tool(name, arguments)
+        assert result.is_error is True, f"{name} should have failed"
+        return str(result.content[0].text)  # type: ignore[union-attr]
+
+
+async def _check_listing(session: ClientSession) -> None:
+    tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+    assert set(tools) >= READ_ONLY | WRITES
+    for name in READ_ONLY | WRITES:
+        hints = tools[name].annotations
+        assert hints is not None, name
+        assert hints.read_only_hint is (name in READ_ONLY), name
+        assert hints.destructive_hint is (name in DESTRUCTIVE), name
+        assert hints.open_world_hint is False, name
+        assert tools[name].input_schema["type"] == "object"
+
+
+async def _memories(agent: Agent) -> None:
+    saved = await agent.ok("memory_remember", label="test-command", content=TEST_COMMAND)
+    # CLAUDE_PROJECT_DIR (a clone of acme/web) decides the store, not the cwd.
+    assert (saved["action"], saved["memory"]["store"]) == ("created", "acme/web")
+    await agent.ok("memory_remember", label="tabs", content=TABS, store="global")
+    again = await agent.ok(
+        "memory_remember", label="tabs-python", content=TABS_AGAIN, store="global"
+    )
+    assert [similar["label"] for similar in again["similar"]] == ["tabs"]
+
+    hits = await agent.ok("memory_recall", query="how do I run the tests?")
+    assert hits[0]["label"] == "test-command"
+    assert hits[0]["relevant"] is True
+    listed = await agent.ok("memory_list")
+    assert {(m["store"], m["label"]) for m in listed} == {
+        ("acme/web", "test-command"),
+        ("global", "tabs"),
+        ("global", "tabs-python"),
+    }
+    shown = await agent.ok("memory_show", label="test-command")
+    assert shown["content"] == TEST_COMMAND
+    assert shown["recall_count"] == 1
+
+    archived = await agent.ok("memory_archive", label="test-command")
+    assert archived["memory"]["archived"] is True
+    hits = await agent.ok("memory_recall", query="how do I run the tests?", store="acme/web")
+    assert hits == []
+    back = await agent.ok("memory_archive", label="test-command", unarchive=True)
+    assert back["memory"]["archived"] is False
+
+    stores = {info["name"]: info for info in await agent.ok("store_list")}
+    assert stores["acme/web"]["current"] is True
+    assert stores["global"]["memories"] == 2
+
+
+async def _upkeep(agent: Agent) -> None:
+    pairs = await agent.ok("find_duplicates")
+    assert [(p["first"]["store"], {p["first"]["label"], p["second"]["label"]}) for p in pairs] == [
+        ("global", {"tabs", "tabs-python"})
+    ]
+    marked = await agent.ok("dedup_mark_checked", label="tabs", other="tabs-python", store="global")
+    assert marked["checked"] is True
+    assert await agent.ok("find_duplicates", store="global") == []
+    report = await agent.ok("hygiene_report")
+    assert (report["stale_days"], report["duplicates"], report["stale"]) == (90, [], [])
+    done = await agent.ok("extraction_done", session_id="a-session-never-seen")
+    assert done == {"session_id": "a-session-never-seen", "drained": 0}
+
+
+async def _predictions(agent: Agent) -> None:
+    created = await agent.ok(
+        "prediction_update",
+        matcher="choosing a name for a new module",
+        prediction="prefer a short noun",
+        signal="create",
+        rationale="short names read well in imports",
+    )
+    assert created["outcome"] == "created"
+    hits = await agent.ok(
+        "prediction_query", context="choosing a name for the new parser module", limit=3
+    )
+    assert [hit["statement"] for hit in hits] == ["prefer a short noun"]
+    listed = await agent.ok("prediction_list")
+    assert [p["id"] for p in listed] == [hits[0]["id"]]
+    deleted = await agent.ok("prediction_delete", id=hits[0]["id"])
+    assert deleted["prediction"]["statement"] == "prefer a short noun"
+    assert await agent.ok("prediction_list") == []
+
+
+async def _bad_arguments(agent: Agent) -> None:
+    assert await agent.error("memory_recall", query="tests", limit="x") == (
+        "argument 'limit' must be an integer from 1 to 50, got 'x'"
+    )
+    assert (await agent.error("memory_show")).startswith("missing required argument 'label'")
+    assert "unknown argument 'lable'" in await agent.error(
+        "memory_remember", lable="x", content="y"
+    )
+    assert "'signal'" in await agent.error(
+        "prediction_update", matcher="m", prediction="p", signal="maybe"
+    )
+
+
+async def _session(params: StdioServerParameters) -> None:
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        initialized = await session.initialize()
+        assert initialized.server_info.name == "thatch"
+        assert "memory_recall" in (initialized.instructions or "")
+        await _check_listing(session)
+        agent = Agent(session)
+        await _memories(agent)
+        await _upkeep(agent)
+        await _predictions(agent)
+        await _bad_arguments(agent)
+        forgotten = await agent.ok("memory_forget", label="test-command")
+        assert forgotten["memory"]["label"] == "test-command"
+        assert "no memory labelled 'test-command'" in await agent.error(
+            "memory_show", label="test-command"
+        )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mode", ["daemon", "in-process"])
+def test_every_tool_through_a_real_mcp_client(home: Path, tmp_path: Path, mode: str) -> None:
+    repo = make_repo(tmp_path / "web", "git@github.com:acme/web.git")
+    outside = tmp_path / "outside-git"
+    outside.mkdir()
+    params = StdioServerParameters(
+        command=str(THATCH),
+        args=["mcp", "--in-process"] if mode == "in-process" else ["mcp"],
+        env={"THATCH_HOME": str(home), "CLAUDE_PROJECT_DIR": str(repo)},
+        cwd=outside,
+    )
+    client = DaemonClient(str(home))
+    try:
+        anyio.run(_session, params)
+        # The tools ran in the shared daemon, which `thatch mcp` started on demand.
+        assert client.running() is (mode == "daemon")
+    finally:
+        client.stop()

@@ -1,0 +1,164 @@
+"""Turning tool calls into queued interactions: own tools out, secrets redacted, text cut.
+
+Secrets below are fake and assembled at run time, so this file holds nothing
+a secret scanner would take for a live key.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from pathlib import Path
+
+import pytest
+from thatch.events import Event, ToolCall
+from thatch.extraction import THATCH_TOOL_NAMES, interactions_from, is_thatch_tool, truncate
+
+AWS_KEY_ID = "AK" + "IA" + "".join(itertools.islice(itertools.cycle("Q3Z7ABCDEFGH"), 16))
+GITHUB_TOKEN = "gh" + "p_" + "".join(itertools.islice(itertools.cycle("a1B2c3D4e5F6"), 36))
+
+_CUT = re.compile(r"\[\.\.\. ([\d,]+) characters cut \.\.\.\]")
+
+
+def tool_event(*tool_calls: ToolCall) -> Event:
+    return Event(kind="tool_use", harness="claude", session_id="s1", tool_calls=tool_calls)
+
+
+def cut_count(text: str) -> int:
+    match = _CUT.search(text)
+    assert match, text
+    return int(match.group(1).replace(",", ""))
+
+
+# -- own tools ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("tool", THATCH_TOOL_NAMES)
+@pytest.mark.parametrize(
+    "spelling", ["{}", "mcp__thatch__{}", "thatch_{}", "MCP:{}", "MCP:mcp__thatch__{}"]
+)
+def test_every_harness_spelling_of_an_own_tool_is_excluded(tool: str, spelling: str) -> None:
+    name = spelling.format(tool)
+    assert is_thatch_tool(name)
+    assert interactions_from(tool_event(ToolCall(name=name, input={}, response="ok"))) == []
+
+
+def test_plugin_tools_of_the_thatch_server_are_excluded() -> None:
+    assert is_thatch_tool("mcp__thatch__tickets_sync")
+    assert is_thatch_tool("thatch_tickets_sync")
+
+
+@pytest.mark.parametrize(
+    "name", ["Bash", "Read", "mcp__github__create_issue", "MCP:create_issue", "memory", "recall"]
+)
+def test_other_tools_are_kept(name: str) -> None:
+    assert not is_thatch_tool(name)
+    assert len(interactions_from(tool_event(ToolCall(name=name, input="x")))) == 1
+
+
+def test_own_tools_are_dropped_and_the_rest_keep_their_order() -> None:
+    event = tool_event(
+        ToolCall(name="Bash", input={"command": "pytest"}, response="3 passed", call_id="t1"),
+        ToolCall(name="mcp__thatch__memory_remember", input={"content": "x"}, response="ok"),
+        ToolCall(name="Edit", input={"file_path": "a.py"}, response=None, failed=True),
+    )
+    first, second = interactions_from(event)
+    assert (first.tool_name, first.call_id, first.failed) == ("Bash", "t1", False)
+    assert (second.tool_name, second.call_id, second.failed) == ("Edit", None, True)
+
+
+def test_an_event_without_tool_calls_gives_nothing() -> None:
+    prompt = Event(kind="prompt", harness="claude", session_id="s1", prompt="hello")
+    assert interactions_from(prompt) == []
+
+
+# -- text ----------------------------------------------------------------------------
+
+
+def test_structured_values_become_compact_json_and_strings_stay() -> None:
+    value = {"command": "ls -la", "flags": [1, 2], "note": "café"}
+    (item,) = interactions_from(tool_event(ToolCall(name="Bash", input=value, response="a\nb")))
+    assert item.tool_input == '{"command":"ls -la","flags":[1,2],"note":"café"}'
+    assert json.loads(item.tool_input) == value
+    assert item.tool_response == "a\nb"
+
+
+def test_missing_values_become_empty_text() -> None:
+    (item,) = interactions_from(tool_event(ToolCall(name="Bash")))
+    assert (item.tool_input, item.tool_response) == ("", "")
+
+
+def test_values_json_cannot_encode_are_shown_as_text() -> None:
+    (item,) = interactions_from(tool_event(ToolCall(name="X", input={"at": Path("/srv/app")})))
+    assert item.tool_input == '{"at":"/srv/app"}'
+
+
+@pytest.mark.parametrize("secret", [AWS_KEY_ID, GITHUB_TOKEN], ids=["aws", "github"])
+def test_secrets_in_tool_output_and_input_are_redacted(secret: str) -> None:
+    call = ToolCall(
+        name="Bash",
+        input={"command": f"deploy --key {secret}"},
+        response=f"using credentials {secret}\ndone",
+    )
+    (item,) = interactions_from(tool_event(call))
+    for text in (item.tool_input, item.tool_response):
+        assert secret not in text
+        assert "[REDACTED:" in text
+    assert item.tool_response.endswith("\ndone")
+
+
+def test_a_secret_in_the_tail_of_a_huge_output_is_redacted() -> None:
+    huge = "line of build output\n" * 400_000 + f"token {GITHUB_TOKEN}\nfinished"
+    (item,) = interactions_from(tool_event(ToolCall(name="Bash", response=huge)))
+    assert GITHUB_TOKEN not in item.tool_response
+    assert "[REDACTED:github-token]" in item.tool_response
+    assert item.tool_response.endswith("finished")
+    assert len(item.tool_response) <= 2000
+
+
+def test_long_values_keep_head_and_tail_within_the_limits() -> None:
+    command = "A" * 3000 + "B" * 3000
+    output = "start\n" + "x" * 10_000 + "\nTraceback: the error"
+    call = ToolCall(name="Bash", input={"command": command}, response=output)
+    (item,) = interactions_from(tool_event(call), max_input=300, max_response=500)
+    assert len(item.tool_input) <= 300
+    assert len(item.tool_response) <= 500
+    assert item.tool_input.startswith('{"command":"AAA')
+    assert item.tool_input.endswith('BBB"}')
+    assert item.tool_response.startswith("start\n")
+    assert item.tool_response.endswith("Traceback: the error")
+
+
+# -- truncate --------------------------------------------------------------------------
+
+
+def test_short_text_is_untouched() -> None:
+    assert truncate("hello", 5) == "hello"
+
+
+@pytest.mark.parametrize("length", [201, 999, 123_456])
+@pytest.mark.parametrize("limit", [40, 50, 64, 200])
+def test_truncate_fits_and_counts_what_it_cut(length: int, limit: int) -> None:
+    text = "".join(itertools.islice(itertools.cycle("abcdefghij"), length))
+    short = truncate(text, limit)
+    assert len(short) <= limit
+    head, _, tail = _CUT.split(short)
+    head, tail = head.removesuffix("\n"), tail.removeprefix("\n")
+    assert head
+    assert text.startswith(head)
+    assert text.endswith(tail)
+    assert cut_count(short) == length - len(head) - len(tail)
+
+
+def test_truncate_below_the_marker_size_keeps_the_head() -> None:
+    assert truncate("0123456789" * 10, 8) == "01234567"
+    assert truncate("anything", 0) == ""
+
+
+def test_truncate_adds_what_the_caller_already_hid() -> None:
+    short = truncate("z" * 100, 60, hidden=1000)
+    assert len(short) <= 60
+    assert cut_count(short) == 1000 + 100 - short.count("z")
+    # Even a text that fits says something was cut when something was.
+    assert cut_count(truncate("short", 100, hidden=7)) == 7

@@ -1,0 +1,342 @@
+"""A hook command in-process against a fake daemon: print its answer, or spool and exit 0."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import thatch
+from fake_daemon import FakeDaemon, Responder
+from thatch import rundir, wire
+from thatch.hookcmd import HookArgs, autostart, backstop
+from thatch.hookcmd.command import run_hook
+
+
+class Harness:
+    """Runs a hook command in-process with a given stdin and captures its stdout."""
+
+    def __init__(self, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.home = home
+        self.located = rundir.locate({}, home=str(home))
+        self.env: dict[str, str] = {"THATCH_HOME": str(home)}
+        self.spawned: list[tuple[list[str], dict[str, str]]] = []
+        self.daemons: list[FakeDaemon] = []
+        monkeypatch.setattr(autostart, "_spawn", self._record_spawn)
+
+    def _record_spawn(self, argv: list[str], env: dict[str, str]) -> int:
+        self.spawned.append((argv, env))
+        return 0
+
+    def daemon(self, respond: Responder) -> FakeDaemon:
+        fake = FakeDaemon(self.located.socket_path, respond)
+        self.daemons.append(fake)
+        return fake
+
+    def run(self, args: HookArgs, stdin: bytes = b'{"session_id": "s1"}') -> str:
+        in_read, in_write = os.pipe()
+        out_read, out_write = os.pipe()
+        try:
+            os.write(in_write, stdin)
+            os.close(in_write)
+            status = run_hook(args, stdin_fd=in_read, stdout_fd=out_write, environ=self.env)
+            os.close(out_write)
+            assert status == 0
+            chunks = []
+            while chunk := os.read(out_read, 65536):
+                chunks.append(chunk)
+            return b"".join(chunks).decode()
+        finally:
+            for fd in (in_read, out_read):
+                os.close(fd)
+
+    def spooled(self) -> list[dict[str, Any]]:
+        folder = Path(self.located.spool_dir)
+        if not folder.exists():
+            return []
+        return [wire.decode(path.read_bytes()) for path in sorted(folder.iterdir())]
+
+    def log_lines(self) -> list[str]:
+        path = Path(self.located.log_path)
+        return path.read_text().splitlines() if path.exists() else []
+
+    def close(self) -> None:
+        for fake in self.daemons:
+            fake.close()
+
+
+@pytest.fixture
+def harness(home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Harness]:
+    made = Harness(home, monkeypatch)
+    yield made
+    made.close()
+
+
+def echo(request: dict[str, Any]) -> dict[str, Any]:
+    return {"ok": True, "daemon": "0.1.0", "output": f"seen {request['payload']['session_id']}"}
+
+
+def test_the_daemons_output_is_printed_with_a_newline(harness: Harness) -> None:
+    harness.daemon(echo)
+    assert harness.run(HookArgs("flush-tools")) == "seen s1\n"
+    assert harness.spooled() == []
+    assert harness.log_lines() == []
+
+
+@pytest.mark.parametrize(("output", "printed"), [("done\n", "done\n"), ("", ""), (None, "")])
+def test_output_keeps_one_trailing_newline_and_empty_prints_nothing(
+    harness: Harness, output: str | None, printed: str
+) -> None:
+    harness.daemon(lambda request: {"ok": True, "output": output})
+    assert harness.run(HookArgs("buffer-tool")) == printed
+
+
+def test_the_request_carries_the_event(harness: Harness) -> None:
+    fake = harness.daemon(echo)
+    harness.env.update({"CLAUDE_PROJECT_DIR": "/p", "CURSOR_VERSION": "", "UNRELATED": "x"})
+    before = time.time()
+    harness.run(HookArgs("hook", "claude", "UserPromptSubmit", json=True))
+    harness.run(HookArgs("hook", "claude", "UserPromptSubmit", json=True))
+    first, second = fake.requests
+    assert first["protocol"] == wire.PROTOCOL
+    assert first["client"] == thatch.__version__
+    assert first["op"] == "hook"
+    assert (first["command"], first["harness"], first["event"]) == (
+        "hook",
+        "claude",
+        "UserPromptSubmit",
+    )
+    assert first["payload"] == {"session_id": "s1"}
+    assert first["json"] is True
+    assert first["cwd"] == os.getcwd()
+    assert first["env"] == {"CLAUDE_PROJECT_DIR": "/p", "CURSOR_VERSION": ""}
+    assert before <= first["received_at"] <= time.time()
+    assert len(first["event_id"]) == 32
+    int(first["event_id"], 16)
+    assert first["event_id"] != second["event_id"]
+
+
+def test_plain_commands_send_no_harness(harness: Harness) -> None:
+    fake = harness.daemon(echo)
+    harness.run(HookArgs("buffer-batch"))
+    (request,) = fake.requests
+    assert (request["command"], request["harness"], request["event"]) == (
+        "buffer-batch",
+        None,
+        None,
+    )
+    assert request["json"] is False
+
+
+def test_no_daemon_spools_the_request_and_starts_one(harness: Harness) -> None:
+    assert harness.run(HookArgs("buffer-tool")) == ""
+    (spooled,) = harness.spooled()
+    assert spooled["command"] == "buffer-tool"
+    assert spooled["payload"] == {"session_id": "s1"}
+    ((argv, env),) = harness.spawned
+    assert argv == autostart.daemon_command()
+    assert argv[-4:] == ["-m", "thatch", "daemon", "run"]
+    assert env["THATCH_HOME"] == str(harness.home)
+    (line,) = harness.log_lines()
+    assert "not running" in line
+    assert "spooled" in line
+    assert "starting the daemon" in line
+
+
+def test_spawns_are_spaced_out(harness: Harness) -> None:
+    for _ in range(3):
+        harness.run(HookArgs("buffer-tool"))
+    assert len(harness.spawned) == 1
+    assert len(harness.spooled()) == 3
+    stamp = Path(harness.located.runtime_dir) / autostart.STAMP_NAME
+    old = time.time() - 10
+    os.utime(stamp, (old, old))
+    harness.run(HookArgs("buffer-tool"))
+    assert len(harness.spawned) == 2
+
+
+def test_no_autostart_keeps_the_daemon_down(harness: Harness) -> None:
+    harness.env[autostart.NO_AUTOSTART_VAR] = "1"
+    harness.run(HookArgs("buffer-tool"))
+    assert harness.spawned == []
+    assert len(harness.spooled()) == 1
+    assert autostart.NO_AUTOSTART_VAR in harness.log_lines()[0]
+
+
+def test_a_stale_socket_counts_as_no_daemon(harness: Harness) -> None:
+    path = harness.located.socket_path
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as stale:
+        stale.bind(path)
+    try:
+        harness.run(HookArgs("flush-tools"))
+    finally:
+        os.unlink(path)
+    assert len(harness.spooled()) == 1
+    assert len(harness.spawned) == 1
+
+
+def test_an_error_answer_spools_without_starting_a_daemon(harness: Harness) -> None:
+    harness.daemon(lambda request: {"ok": False, "error": "storage is locked"})
+    assert harness.run(HookArgs("flush-tools")) == ""
+    assert len(harness.spooled()) == 1
+    assert harness.spawned == []
+    (line,) = harness.log_lines()
+    assert "storage is locked" in line
+
+
+def test_an_outdated_daemon_is_replaced(harness: Harness) -> None:
+    harness.daemon(lambda request: {"ok": False, "error": "outdated", "restart": True})
+    harness.run(HookArgs("flush-tools"))
+    assert len(harness.spooled()) == 1
+    assert len(harness.spawned) == 1
+
+
+def test_a_hung_daemon_times_out_and_the_event_is_spooled(harness: Harness) -> None:
+    harness.env["THATCH_HOOK_TIMEOUT_MS"] = "100"
+    fake = harness.daemon(lambda request: None)
+    assert harness.run(HookArgs("flush-tools")) == ""
+    fake.release.set()
+    assert len(harness.spooled()) == 1
+    assert harness.spawned == []
+    (line,) = harness.log_lines()
+    assert "did not answer within 100 ms" in line
+
+
+def test_a_garbled_answer_is_spooled(harness: Harness) -> None:
+    path = harness.located.socket_path
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(path)
+    server.listen()
+
+    def garble() -> None:
+        connection, _ = server.accept()
+        with connection:
+            connection.recv(65536)
+            connection.sendall(b"this is not json\n")
+
+    thread = threading.Thread(target=garble)
+    thread.start()
+    try:
+        assert harness.run(HookArgs("reminder")) == ""
+    finally:
+        thread.join()
+        server.close()
+        os.unlink(path)
+    assert len(harness.spooled()) == 1
+    assert "could not be reached" in harness.log_lines()[0]
+
+
+@pytest.mark.parametrize("stdin", [b"", b"nope", b"[1]", b"\xff", b"7"])
+def test_bad_stdin_is_logged_once_and_neither_sent_nor_spooled(
+    harness: Harness, stdin: bytes
+) -> None:
+    fake = harness.daemon(echo)
+    assert harness.run(HookArgs("flush-tools"), stdin=stdin) == ""
+    assert fake.requests == []
+    assert harness.spooled() == []
+    assert len(harness.log_lines()) == 1
+
+
+def test_a_bad_cap_setting_is_logged_but_the_hook_still_runs(harness: Harness) -> None:
+    harness.daemon(echo)
+    harness.env["THATCH_HOOK_TIMEOUT_MS"] = "soon"
+    assert harness.run(HookArgs("flush-tools")) == "seen s1\n"
+    (line,) = harness.log_lines()
+    assert "THATCH_HOOK_TIMEOUT_MS" in line
+
+
+def test_the_backstop_ends_a_hang_and_keeps_the_event(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    exits: list[int] = []
+    monkeypatch.setattr(backstop, "_exit", exits.append)
+
+    def hang(*args: object, **kwargs: object) -> dict[str, Any]:
+        time.sleep(10)
+        return {"ok": True, "output": "too late"}
+
+    monkeypatch.setattr(wire, "request", hang)
+    harness.env["THATCH_HOOK_TIMEOUT_MS"] = "100"
+    started = time.monotonic()
+    assert harness.run(HookArgs("flush-tools")) == ""
+    assert time.monotonic() - started < 5  # the sleep was cut short, not waited out
+    assert len(harness.spooled()) == 1
+    (line,) = harness.log_lines()
+    assert "cap of 100 ms was reached" in line
+    assert exits == []
+
+
+@pytest.mark.parametrize("error", [KeyboardInterrupt(), RuntimeError("a bug"), MemoryError()])
+def test_anything_raised_still_exits_0_and_spools(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch, error: BaseException
+) -> None:
+    def fail(*args: object, **kwargs: object) -> dict[str, Any]:
+        raise error
+
+    monkeypatch.setattr(wire, "request", fail)
+    assert harness.run(HookArgs("buffer-tool")) == ""
+    assert len(harness.spooled()) == 1
+    assert len(harness.log_lines()) == 1
+
+
+def test_an_unwritable_spool_is_logged_as_lost(harness: Harness) -> None:
+    state = Path(harness.located.state_dir)
+    state.mkdir(parents=True)
+    (state / "spool").write_text("a file where the folder should be")
+    harness.env[autostart.NO_AUTOSTART_VAR] = "1"
+    assert harness.run(HookArgs("buffer-tool")) == ""
+    (line,) = harness.log_lines()
+    assert "could not spool" in line
+
+
+def test_a_closed_stdout_is_not_an_error(harness: Harness) -> None:
+    harness.daemon(echo)
+    in_read, in_write = os.pipe()
+    out_read, out_write = os.pipe()
+    os.write(in_write, b'{"session_id": "s1"}')
+    os.close(in_write)
+    os.close(out_read)
+    try:
+        assert (
+            run_hook(
+                HookArgs("flush-tools"), stdin_fd=in_read, stdout_fd=out_write, environ=harness.env
+            )
+            == 0
+        )
+    finally:
+        os.close(in_read)
+        os.close(out_write)
+    assert harness.spooled() == []
+
+
+def test_the_previous_alarm_handler_is_restored(harness: Harness) -> None:
+    def mine(signum: int, frame: object) -> None:
+        pass
+
+    previous = signal.signal(signal.SIGALRM, mine)
+    try:
+        harness.daemon(echo)
+        harness.run(HookArgs("flush-tools"))
+        assert signal.getsignal(signal.SIGALRM) is mine
+        assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+
+
+def test_the_home_option_wins_over_thatch_home(harness: Harness, tmp_path: Path) -> None:
+    other = tmp_path / "other-home"
+    harness.env[autostart.NO_AUTOSTART_VAR] = "1"
+    harness.run(HookArgs("buffer-tool", home=str(other)))
+    assert harness.spooled() == []
+    spooled = list((other / "state" / "spool").iterdir())
+    assert len(spooled) == 1
+    assert json.loads(spooled[0].read_bytes())["command"] == "buffer-tool"

@@ -1,0 +1,420 @@
+"""The session store: recording, duplicates, queues, nudge levels, compaction, purge."""
+
+from __future__ import annotations
+
+import sqlite3
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from thatch.errors import StorageError
+from thatch.events import Event, EventKind
+from thatch.sessions import COMPACT_TIMEOUT_SECONDS, NewInteraction, SessionStore
+from thatch.sessions.schema import SCHEMA_VERSION
+
+
+class Clock:
+    """A clock the test moves by hand."""
+
+    def __init__(self, now: float = 1_000_000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+_counter = iter(range(1, 1_000_000))
+
+
+def event(
+    session: str = "s1",
+    kind: EventKind = "tool_use",
+    *,
+    event_id: str | None = None,
+    identity: str | None = None,
+    at: float = 0.0,
+    source: str | None = None,
+    harness: str = "claude",
+    cwd: str | None = "/repo",
+) -> Event:
+    return Event(
+        kind=kind,
+        harness=harness,
+        session_id=session,
+        cwd=cwd,
+        source=source,
+        event_id=event_id or f"ev-{next(_counter)}",
+        identity=identity,
+        received_at=at,
+    )
+
+
+def calls(*names: str) -> list[NewInteraction]:
+    return [NewInteraction(name, f"in {name}", f"out {name}") for name in names]
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def store(tmp_path: Path, clock: Clock) -> Iterator[SessionStore]:
+    opened = SessionStore(tmp_path / "state" / "sessions.db", clock=clock)
+    yield opened
+    opened.close()
+
+
+def names(store: SessionStore, session: str = "s1") -> list[str]:
+    return [item.tool_name for item in store.pending(session)]
+
+
+# -- the file ------------------------------------------------------------------
+
+
+def test_file_is_private_and_versioned(tmp_path: Path) -> None:
+    path = tmp_path / "state" / "sessions.db"
+    store = SessionStore(path)
+    store.record(event(), calls("Bash"))
+    store.close()
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    for sibling in path.parent.glob("sessions.db-*"):  # -wal / -shm, when left behind
+        assert stat.S_IMODE(sibling.stat().st_mode) & 0o077 == 0
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    conn.close()
+
+
+def test_an_existing_world_readable_file_is_narrowed(tmp_path: Path) -> None:
+    path = tmp_path / "sessions.db"
+    path.touch(mode=0o644)
+    path.chmod(0o644)
+    SessionStore(path).close()
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+def test_a_newer_schema_is_refused_with_the_fix(tmp_path: Path) -> None:
+    path = tmp_path / "sessions.db"
+    SessionStore(path).close()
+    with sqlite3.connect(path) as conn:
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    conn.close()
+    with pytest.raises(StorageError, match=r"newer.*upgrade thatch, or delete"):
+        SessionStore(path)
+
+
+def test_a_file_that_is_not_a_database_is_refused_with_the_fix(tmp_path: Path) -> None:
+    path = tmp_path / "sessions.db"
+    path.write_bytes(b"not a database at all" * 100)
+    with pytest.raises(StorageError, match=r"sessions\.db.*delete it"):
+        SessionStore(path)
+
+
+def test_commits_survive_close_and_reopen(tmp_path: Path) -> None:
+    path = tmp_path / "sessions.db"
+    first = SessionStore(path)
+    assert first.record(event(event_id="a"), calls("Bash", "Read"))
+    assert first.record(event(kind="prompt"), [])
+    first.note_extraction_nudge("s1", 1)
+    first.mark_shown("s1", [7])
+    first.close()
+
+    second = SessionStore(path)
+    try:
+        assert names(second) == ["Bash", "Read"]
+        state = second.state("s1")
+        assert state is not None
+        assert (state.prompts, state.nudge_level, state.last_nudged_seq) == (1, 1, 1)
+        assert second.shown_recently("s1", [7, 8], window=5) == {7}
+        assert not second.record(event(event_id="a"), calls("Bash"))
+    finally:
+        second.close()
+
+
+# -- recording and duplicates -----------------------------------------------------
+
+
+def test_record_queues_interactions_in_arrival_order(store: SessionStore) -> None:
+    assert store.record(event(), calls("Bash", "Read"))
+    assert store.record(event(), calls("Edit"))
+    queued = store.pending("s1")
+    assert [item.tool_name for item in queued] == ["Bash", "Read", "Edit"]
+    assert [item.seq for item in queued] == sorted(item.seq for item in queued)
+    assert queued[0].tool_input == "in Bash"
+    assert queued[0].tool_response == "out Bash"
+    assert store.pending("s1", limit=2) == queued[:2]
+
+
+def test_interaction_fields_round_trip(store: SessionStore, clock: Clock) -> None:
+    item = NewInteraction("Bash", "ls", "boom", call_id="toolu_1", failed=True)
+    store.record(event(at=123.5), [item])
+    store.record(event(), [NewInteraction("Read", "", "")])
+    first, second = store.pending("s1")
+    assert (first.call_id, first.failed, first.created_at) == ("toolu_1", True, 123.5)
+    assert (second.call_id, second.failed, second.created_at) == (None, False, clock.now)
+
+
+def test_duplicate_event_id_changes_nothing(store: SessionStore) -> None:
+    assert store.record(event(event_id="same", kind="prompt"), calls("Bash"))
+    before = store.state("s1")
+    assert not store.record(event(event_id="same", kind="prompt"), calls("Read", "Edit"))
+    assert not store.record(event(event_id="same", kind="compact"), calls("Read"))
+    assert names(store) == ["Bash"]
+    assert store.state("s1") == before
+
+
+def test_duplicate_identity_under_another_event_id_changes_nothing(store: SessionStore) -> None:
+    assert store.record(event(event_id="claude-1", identity="gen-9", kind="prompt"), calls("A"))
+    assert not store.record(
+        event(event_id="cursor-1", identity="gen-9", kind="prompt", harness="cursor"), calls("B")
+    )
+    state = store.state("s1")
+    assert state is not None
+    assert (state.prompts, state.harness, state.pending) == (1, "claude", 1)
+    # The rejected event's id was not kept either: it is a new event later.
+    assert store.record(event(event_id="cursor-1"), calls("C"))
+    assert names(store) == ["A", "C"]
+
+
+def test_events_without_identity_are_not_duplicates_of_each_other(store: SessionStore) -> None:
+    assert store.record(event(identity=None), calls("A"))
+    assert store.record(event(identity=None), calls("B"))
+    assert names(store) == ["A", "B"]
+
+
+def test_an_event_without_id_is_refused(store: SessionStore) -> None:
+    nameless = Event(kind="tool_use", harness="claude", session_id="s1")
+    with pytest.raises(ValueError, match="event_id"):
+        store.record(nameless, calls("Bash"))
+    assert store.state("s1") is None
+
+
+def test_session_row_follows_its_events(store: SessionStore, clock: Clock) -> None:
+    store.record(event(at=50.0, cwd="/a"), [])
+    store.record(event(at=40.0, cwd=None, harness=""), [])  # a late spool replay
+    state = store.state("s1")
+    assert state is not None
+    assert (state.harness, state.cwd, state.last_seen) == ("claude", "/a", 50.0)
+    store.record(event(at=60.0, cwd="/b", harness="cursor", kind="prompt"), [])
+    store.record(event(kind="prompt", cwd=None, harness=""), [])
+    state = store.state("s1")
+    assert state is not None
+    assert (state.harness, state.cwd, state.last_seen, state.prompts) == (
+        "cursor",
+        "/b",
+        clock.now,
+        2,
+    )
+
+
+def test_sessions_never_see_each_others_queues(store: SessionStore) -> None:
+    store.record(event("one"), calls("A1", "A2"))
+    store.record(event("two"), calls("B1"))
+    store.record(event("one"), calls("A3"))
+    assert names(store, "one") == ["A1", "A2", "A3"]
+    assert names(store, "two") == ["B1"]
+    assert all(item.session_id == "two" for item in store.pending("two"))
+
+    store.note_extraction_nudge("one", store.pending("one")[-1].seq)
+    assert store.extraction_done("one") == 3
+    assert names(store, "one") == []
+    assert names(store, "two") == ["B1"]
+    two = store.state("two")
+    assert two is not None
+    assert (two.nudge_level, two.pending) == (0, 1)
+
+
+def test_unknown_sessions(store: SessionStore) -> None:
+    assert store.state("nobody") is None
+    assert store.pending("nobody") == []
+    assert store.extraction_done("nobody") == 0
+    assert store.shown_recently("nobody", [1, 2], window=10) == set()
+
+
+def test_sessions_lists_the_most_recent_first(store: SessionStore) -> None:
+    store.record(event("old", at=10.0), calls("A"))
+    store.record(event("new", at=20.0), [])
+    listed = store.sessions()
+    assert [state.session_id for state in listed] == ["new", "old"]
+    assert [state.pending for state in listed] == [0, 1]
+
+
+# -- extraction nudges and draining -------------------------------------------------
+
+
+def test_nudge_levels_escalate_and_reset(store: SessionStore) -> None:
+    store.record(event(), calls("A", "B"))
+    last = store.pending("s1")[-1].seq
+    assert [store.note_extraction_nudge("s1", last) for _ in range(3)] == [1, 2, 3]
+    state = store.state("s1")
+    assert state is not None
+    assert (state.nudge_level, state.last_nudged_seq) == (3, last)
+    assert store.extraction_done("s1") == 2
+    state = store.state("s1")
+    assert state is not None
+    assert (state.nudge_level, state.pending) == (0, 0)
+
+
+def test_pending_peeks_and_never_drains(store: SessionStore) -> None:
+    store.record(event(), calls("A", "B"))
+    assert store.pending("s1") == store.pending("s1")
+    store.note_extraction_nudge("s1", store.pending("s1")[-1].seq)
+    assert names(store) == ["A", "B"]
+
+
+def test_done_drains_only_through_the_last_nudge(store: SessionStore) -> None:
+    store.record(event(), calls("A", "B"))
+    nudged_through = store.pending("s1")[-1].seq
+    store.note_extraction_nudge("s1", nudged_through)
+    store.record(event(), calls("C"))  # arrives after the nudge
+    assert store.extraction_done("s1") == 2
+    assert names(store) == ["C"]
+    # The boundary stays where the last nudge put it: C was never shown.
+    assert store.extraction_done("s1") == 0
+    assert names(store) == ["C"]
+    store.note_extraction_nudge("s1", store.pending("s1")[-1].seq)
+    assert store.extraction_done("s1") == 1
+    assert names(store) == []
+
+
+def test_done_without_any_nudge_drains_everything(store: SessionStore) -> None:
+    store.record(event(), calls("A", "B", "C"))
+    assert store.extraction_done("s1") == 3
+    assert names(store) == []
+
+
+def test_nudge_boundary_never_moves_back(store: SessionStore) -> None:
+    store.record(event(), calls("A", "B", "C"))
+    seqs = [item.seq for item in store.pending("s1")]
+    store.note_extraction_nudge("s1", seqs[2])
+    store.note_extraction_nudge("s1", seqs[0])
+    state = store.state("s1")
+    assert state is not None
+    assert state.last_nudged_seq == seqs[2]
+    assert store.extraction_done("s1") == 3
+
+
+def test_a_partial_nudge_drains_only_what_it_covered(store: SessionStore) -> None:
+    store.record(event(), calls("A", "B", "C", "D"))
+    seqs = [item.seq for item in store.pending("s1")]
+    store.note_extraction_nudge("s1", seqs[1])
+    assert store.extraction_done("s1") == 2
+    assert names(store) == ["C", "D"]
+
+
+# -- compaction ----------------------------------------------------------------------
+
+
+def compacting(store: SessionStore, session: str = "s1") -> bool:
+    state = store.state(session)
+    assert state is not None
+    return state.compacting
+
+
+def test_compaction_starts_and_ends(store: SessionStore) -> None:
+    store.record(event(kind="session_start", source="startup"), [])
+    assert not compacting(store)
+    store.record(event(kind="compact", source="auto"), [])
+    assert compacting(store)
+    store.record(event(kind="prompt"), [])
+    assert compacting(store)
+    store.record(event(kind="session_start", source="compact"), [])
+    assert not compacting(store)
+
+
+def test_compaction_ends_on_its_own_after_the_timeout(store: SessionStore, clock: Clock) -> None:
+    store.record(event(kind="compact"), [])
+    clock.now += COMPACT_TIMEOUT_SECONDS - 1
+    assert compacting(store)
+    clock.now += 2
+    assert not compacting(store)
+
+
+def test_a_late_replayed_compact_event_is_already_over(store: SessionStore, clock: Clock) -> None:
+    store.record(event(kind="compact", at=clock.now - COMPACT_TIMEOUT_SECONDS - 5), [])
+    assert not compacting(store)
+
+
+def test_compaction_is_per_session(store: SessionStore) -> None:
+    store.record(event("one", kind="compact"), [])
+    store.record(event("two", kind="prompt"), [])
+    assert compacting(store, "one")
+    assert not compacting(store, "two")
+
+
+# -- memories shown ------------------------------------------------------------------
+
+
+def prompt(store: SessionStore, session: str = "s1") -> None:
+    store.record(event(session, kind="prompt"), [])
+
+
+def test_shown_memories_are_recent_for_the_window(store: SessionStore) -> None:
+    prompt(store)
+    store.mark_shown("s1", [1, 2])
+    assert store.shown_recently("s1", [1, 2, 3], window=3) == {1, 2}
+    for _ in range(3):
+        prompt(store)
+    assert store.shown_recently("s1", [1, 2, 3], window=3) == {1, 2}
+    prompt(store)
+    assert store.shown_recently("s1", [1, 2, 3], window=3) == set()
+    assert store.shown_recently("s1", [1, 2, 3], window=4) == {1, 2}
+
+
+def test_showing_again_restarts_the_window(store: SessionStore) -> None:
+    prompt(store)
+    store.mark_shown("s1", [1, 2])
+    prompt(store)
+    prompt(store)
+    store.mark_shown("s1", [2])
+    prompt(store)
+    assert store.shown_recently("s1", [1, 2], window=2) == {2}
+
+
+def test_window_zero_means_this_prompt_only(store: SessionStore) -> None:
+    prompt(store)
+    store.mark_shown("s1", [5])
+    assert store.shown_recently("s1", [5], window=0) == {5}
+    prompt(store)
+    assert store.shown_recently("s1", [5], window=0) == set()
+
+
+def test_shown_memories_are_per_session(store: SessionStore) -> None:
+    prompt(store, "one")
+    prompt(store, "two")
+    store.mark_shown("one", [1])
+    assert store.shown_recently("two", [1], window=10) == set()
+    assert store.shown_recently("one", [1], window=10) == {1}
+
+
+def test_marking_an_unknown_session_creates_it(store: SessionStore) -> None:
+    store.mark_shown("fresh", [4])
+    assert store.shown_recently("fresh", [4], window=1) == {4}
+    state = store.state("fresh")
+    assert state is not None
+    assert (state.prompts, state.harness) == (0, "")
+
+
+# -- purge ---------------------------------------------------------------------------
+
+
+def test_purge_forgets_stale_sessions_and_all_they_hold(store: SessionStore, clock: Clock) -> None:
+    store.record(event("stale", event_id="old-event", kind="prompt", at=clock.now - 100), [])
+    store.record(event("stale", at=clock.now - 100), calls("A"))
+    store.mark_shown("stale", [1])
+    store.record(event("live", at=clock.now - 10), calls("B"))
+    store.mark_shown("live", [1])
+
+    assert store.purge(older_than_seconds=50) == 1
+    assert store.state("stale") is None
+    assert store.pending("stale") == []
+    assert store.shown_recently("stale", [1], window=10) == set()
+    # Its event ids went too: the same id is a new event now.
+    assert store.record(event("stale", event_id="old-event"), [])
+
+    assert names(store, "live") == ["B"]
+    assert store.shown_recently("live", [1], window=10) == {1}
+    assert store.purge(older_than_seconds=50) == 0

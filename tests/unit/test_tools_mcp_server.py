@@ -1,0 +1,228 @@
+"""The MCP server over an in-process client: listing, forwarding, results and errors."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+import thatch
+import thatch_sqlite.plugin
+from mcp import Client
+from thatch.config import Config
+from thatch.daemon.client import DaemonBackend, DaemonClient, DaemonUnavailableError
+from thatch.decisions.nudge import INSTRUCTIONS as DECISION_INSTRUCTIONS
+from thatch.mcp_server import (
+    InProcessBackend,
+    ToolBackend,
+    build_server,
+    make_backend,
+    project_env,
+    structured,
+)
+from thatch.runtime import Runtime
+from thatch.testing import plugins_with
+from thatch.tools import ToolRegistry
+
+ECHO_TOOL = {
+    "name": "echo",
+    "description": "Say it back.",
+    "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}},
+    "annotations": {"readOnlyHint": True, "destructiveHint": False},
+}
+
+
+class FakeBackend:
+    """Records calls and answers with whatever the test put in ``reply``."""
+
+    def __init__(self, reply: dict[str, Any] | Exception) -> None:
+        self.reply = reply
+        self.calls: list[tuple[str, dict[str, Any], str, dict[str, str]]] = []
+
+    def list_tools(self) -> list[dict[str, Any]]:
+        return [ECHO_TOOL]
+
+    def call(
+        self, name: str, arguments: dict[str, Any], cwd: str, env: dict[str, str]
+    ) -> dict[str, Any]:
+        self.calls.append((name, arguments, cwd, env))
+        if isinstance(self.reply, Exception):
+            raise self.reply
+        return self.reply
+
+
+def _session(backend: ToolBackend, **kwargs: Any) -> Any:
+    """Run ``script(client)`` against a server on ``backend``; returns what it returns."""
+
+    def run(script: Any) -> Any:
+        async def main() -> Any:
+            async with Client(build_server(backend, **kwargs)) as client:
+                return await script(client)
+
+        return anyio.run(main)
+
+    return run
+
+
+def test_tools_are_listed_from_the_backend() -> None:
+    async def script(client: Client) -> Any:
+        return (await client.list_tools()).tools
+
+    tools = _session(FakeBackend({}))(script)
+    assert [tool.name for tool in tools] == ["echo"]
+    assert tools[0].input_schema == ECHO_TOOL["inputSchema"]
+    assert tools[0].annotations is not None
+    assert tools[0].annotations.read_only_hint is True
+
+
+def test_a_call_carries_the_project_folder_and_returns_text_and_structure() -> None:
+    backend = FakeBackend(
+        {"result": [{"label": "a"}], "text": '[{"label": "a"}]', "is_error": False}
+    )
+    environ = {"CLAUDE_PROJECT_DIR": "/work/app", "CURSOR_PROJECT_DIR": "", "HOME": "/home/u"}
+
+    async def script(client: Client) -> Any:
+        return await client.call_tool("echo", {"text": "hi"})
+
+    result = _session(backend, cwd="/somewhere", environ=environ)(script)
+    assert backend.calls == [
+        ("echo", {"text": "hi"}, "/somewhere", {"CLAUDE_PROJECT_DIR": "/work/app"})
+    ]
+    assert result.is_error is False
+    assert [block.text for block in result.content] == ['[{"label": "a"}]']
+    assert result.structured_content == {"items": [{"label": "a"}]}
+
+
+def test_a_tool_error_is_an_error_result() -> None:
+    backend = FakeBackend(
+        {
+            "result": {"error": "argument 'limit' must be..."},
+            "text": "argument 'limit' must be...",
+            "is_error": True,
+        }
+    )
+
+    async def script(client: Client) -> Any:
+        return await client.call_tool("echo", {"limit": "x"})
+
+    result = _session(backend)(script)
+    assert result.is_error is True
+    assert result.content[0].text == "argument 'limit' must be..."
+
+
+def test_a_backend_failure_is_an_error_result_not_a_crash(caplog: pytest.LogCaptureFixture) -> None:
+    backend = FakeBackend(OSError("socket gone"))
+
+    async def script(client: Client) -> Any:
+        return await client.call_tool("echo", {})
+
+    result = _session(backend)(script)
+    assert result.is_error is True
+    assert result.content[0].text == "echo could not run: socket gone"
+    assert result.structured_content == {"error": "echo could not run: socket gone"}
+    assert "tool echo could not run" in caplog.text
+
+
+def test_the_server_introduces_itself_with_instructions() -> None:
+    server = build_server(FakeBackend({}))
+    assert (server.name, server.version) == ("thatch", thatch.__version__)
+    assert server.instructions is not None
+    assert "memory_recall" in server.instructions
+    assert "extraction_done" in server.instructions
+    assert DECISION_INSTRUCTIONS in server.instructions
+
+
+@pytest.mark.parametrize(
+    ("result", "is_error", "expected"),
+    [
+        ({"a": 1}, False, {"a": 1}),
+        ([1, 2], False, {"items": [1, 2]}),
+        (3, False, {"value": 3}),
+        (None, False, None),
+        (None, True, {"error": "boom"}),
+    ],
+)
+def test_structured_content_is_always_an_object(result: Any, is_error: bool, expected: Any) -> None:
+    assert structured(result, "boom", is_error) == expected
+
+
+def test_project_env_keeps_only_the_project_variables() -> None:
+    environ = {"CURSOR_PROJECT_DIR": "/c", "CLAUDE_PROJECT_DIR": "", "PATH": "/bin"}
+    assert project_env(environ) == {"CURSOR_PROJECT_DIR": "/c"}
+
+
+# -- the in-process backend ------------------------------------------------------
+
+
+@pytest.fixture
+def app(tmp_path: Path) -> Iterator[Runtime]:
+    runtime = Runtime(
+        Config.load(tmp_path / "home", environ={}), plugins_with(thatch_sqlite.plugin)
+    )
+    yield runtime
+    runtime.close()
+
+
+def test_in_process_backend_runs_tools_for_the_callers_project(
+    app: Runtime, tmp_path: Path
+) -> None:
+    backend = InProcessBackend(app=app)
+    assert backend.list_tools() == ToolRegistry().describe()
+    reply = backend.call(
+        "memory_remember", {"label": "tabs", "content": "indent with tabs"}, str(tmp_path), {}
+    )
+    assert reply["is_error"] is False
+    assert reply["result"]["memory"]["store"] == "global"
+    bad = backend.call("memory_recall", {"query": "tabs", "limit": "x"}, str(tmp_path), {})
+    assert bad == {
+        "result": {"error": "argument 'limit' must be an integer from 1 to 50, got 'x'"},
+        "text": "argument 'limit' must be an integer from 1 to 50, got 'x'",
+        "is_error": True,
+    }
+    backend.close()
+    # A runtime it was given is the caller's to close.
+    assert backend.call("store_list", {}, str(tmp_path), {})["is_error"] is False
+
+
+def test_in_process_backend_through_the_server(app: Runtime, tmp_path: Path) -> None:
+    async def script(client: Client) -> Any:
+        await client.call_tool("memory_remember", {"label": "tabs", "content": "indent with tabs"})
+        return await client.call_tool("memory_recall", {"query": "indent tabs"})
+
+    result = _session(InProcessBackend(app=app), cwd=str(tmp_path), environ={})(script)
+    assert result.is_error is False
+    assert [hit["label"] for hit in result.structured_content["items"]] == ["tabs"]
+
+
+def test_make_backend_picks_the_daemon_unless_asked(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started: list[str] = []
+    monkeypatch.setattr(
+        DaemonClient, "ensure_running", lambda self, *a, **k: started.append("daemon")
+    )
+    assert isinstance(make_backend(str(home), in_process=False), DaemonBackend)
+    assert started == ["daemon"]
+    backend = make_backend(str(home), in_process=True)
+    try:
+        assert isinstance(backend, InProcessBackend)
+        assert backend.app.config.paths.home == home
+    finally:
+        backend.close()
+    assert started == ["daemon"]
+
+
+def test_make_backend_runs_tools_here_when_no_daemon_can_start(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refuse(self: DaemonClient, *args: object, **kwargs: object) -> None:
+        raise DaemonUnavailableError("the daemon did not start within 60 s")
+
+    monkeypatch.setattr(DaemonClient, "ensure_running", refuse)
+    backend = make_backend(str(home), in_process=False)
+    try:
+        assert isinstance(backend, InProcessBackend)
+    finally:
+        backend.close()
