@@ -55,6 +55,8 @@ def test_tool_batch_then_escalating_extraction_then_recall_and_decisions(
     for text in nudges:
         assert f'session_id="{session}"' in text
         assert "uv run pytest -q tests/payments" in text  # the queued tool calls
+    # What they returned (the shorter polite header leaves room for all of it).
+    assert "refunds must go through the ledger service" in nudges[0]
     polite, insistent, shouting = (text.splitlines()[0] for text in nudges)
     assert not polite.isupper()
     assert not insistent.isupper()

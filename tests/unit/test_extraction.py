@@ -13,7 +13,13 @@ from pathlib import Path
 
 import pytest
 from thatch.events import Event, ToolCall
-from thatch.extraction import THATCH_TOOL_NAMES, interactions_from, is_thatch_tool, truncate
+from thatch.extraction import (
+    THATCH_TOOL_NAMES,
+    interactions_from,
+    is_thatch_tool,
+    salient,
+    truncate,
+)
 
 AWS_KEY_ID = "AK" + "IA" + "".join(itertools.islice(itertools.cycle("Q3Z7ABCDEFGH"), 16))
 GITHUB_TOKEN = "gh" + "p_" + "".join(itertools.islice(itertools.cycle("a1B2c3D4e5F6"), 36))
@@ -162,3 +168,21 @@ def test_truncate_adds_what_the_caller_already_hid() -> None:
     assert cut_count(short) == 1000 + 100 - short.count("z")
     # Even a text that fits says something was cut when something was.
     assert cut_count(truncate("short", 100, hidden=7)) == 7
+
+
+@pytest.mark.parametrize(
+    ("response", "expected"),
+    [
+        ({"stdout": "1 failed", "stderr": "", "interrupted": False, "isImage": False}, "1 failed"),
+        ({"stdout": "out", "stderr": "warning: x"}, "out\nwarning: x"),
+        ({"type": "text", "file": {"filePath": "/a.md", "content": "# A\n"}}, "# A\n"),
+        (
+            {"mode": "files", "filenames": ["a.py"], "truncated": False},
+            {"mode": "files", "filenames": ["a.py"]},
+        ),
+        ("plain text", "plain text"),
+        (["a", "b"], ["a", "b"]),
+    ],
+)
+def test_salient_keeps_what_the_tool_produced(response: object, expected: object) -> None:
+    assert salient(response) == expected

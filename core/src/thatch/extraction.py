@@ -95,13 +95,41 @@ def interactions_from(
         NewInteraction(
             tool_name=call.name,
             tool_input=_clean(call.input, max_input),
-            tool_response=_clean(call.response, max_response),
+            tool_response=_clean(salient(call.response), max_response),
             call_id=call.call_id,
             failed=call.failed,
         )
         for call in event.tool_calls
         if not is_thatch_tool(call.name)
     ]
+
+
+#: Fields of a structured tool response that hold what the tool produced.
+_OUTPUT_FIELDS = ("stdout", "stderr", "content", "output", "result", "error")
+
+
+def salient(response: Any) -> Any:
+    """What a tool produced, without the bookkeeping around it.
+
+    Harnesses wrap output in flags and metadata (Claude Code's Bash gives
+    ``{"stdout", "stderr", "interrupted", "isImage"}``, Read nests the text
+    under ``file.content``). Room in a nudge is scarce, so the text fields
+    are kept and the flags dropped; an unknown shape is kept whole, minus
+    false and empty values.
+    """
+    if not isinstance(response, dict):
+        return response
+    nested = response.get("file")
+    if isinstance(nested, dict) and isinstance(nested.get("content"), str):
+        return nested["content"]
+    texts = [
+        response[key]
+        for key in _OUTPUT_FIELDS
+        if isinstance(response.get(key), str) and response[key].strip()
+    ]
+    if texts:
+        return "\n".join(texts)
+    return {key: value for key, value in response.items() if value not in (False, None, "", [], {})}
 
 
 def _as_text(value: Any) -> str:
