@@ -196,7 +196,7 @@ def test_decision_nudge_skips_empty_prompts(
     assert embedder.queries == 0
 
 
-def test_decision_nudge_shows_the_block_and_logs_the_fire(
+def test_decision_nudge_shows_the_block_and_logs_the_fire_when_delivered(
     th: Thatch, sessions: SessionStore
 ) -> None:
     th.decisions.update("writing a parser", "handle errors first", "create", store="global")
@@ -208,6 +208,10 @@ def test_decision_nudge_shows_the_block_and_logs_the_fire(
     assert nudge.text.startswith(DECISION_HEADER)
     assert "When writing a parser: you may prefer handle errors first" in nudge.text
     assert "issue number" not in nudge.text
+    # The fire is logged only once the nudge is delivered.
+    assert th.storage.fires() == []
+    assert nudge.on_delivered is not None
+    nudge.on_delivered()
     fires = th.storage.fires()
     assert [(fire.session, fire.prediction_id) for fire in fires] == [
         ("s1", th.decisions.list()[0].id)

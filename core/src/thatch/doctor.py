@@ -35,18 +35,20 @@ def run_checks(home: str | None = None, cwd: Path | None = None) -> list[Check]:
     """Every check, each isolated: one failing never hides the others."""
     located = rundir.locate(home=home)
     project = cwd or Path.cwd()
-    checks: list[Check] = []
-    for check in (
-        lambda: _plugins(home),
-        lambda: _database(home),
-        lambda: _model(home),
-        lambda: _runtime_dir(located),
-        lambda: _daemon(located),
-        lambda: _spool(located),
-        lambda: _log(located),
-        *(lambda found=found: found for found in _harness_configs(project)),
-    ):
-        checks.append(_guarded(check))
+    named: list[tuple[str, Callable[[], Check]]] = [
+        ("plugins", lambda: _plugins(home)),
+        ("database", lambda: _database(home)),
+        ("model", lambda: _model(home)),
+        ("socket permissions", lambda: _runtime_dir(located)),
+        ("daemon", lambda: _daemon(located)),
+        ("spool", lambda: _spool(located)),
+        ("log", lambda: _log(located)),
+    ]
+    checks = [_guarded(name, check) for name, check in named]
+    try:
+        checks.extend(_harness_configs(project))
+    except Exception as exc:
+        checks.append(_failed("harness configs", exc))
     return checks
 
 
@@ -59,12 +61,21 @@ def show_checks(checks: list[Check]) -> None:
             print(f"       fix: {check.fix}")
 
 
-def _guarded(check: Callable[[], Check]) -> Check:
+def _guarded(name: str, check: Callable[[], Check]) -> Check:
     try:
         return check()
     except Exception as exc:
-        name = getattr(check, "__name__", "check")
-        return Check(name, "fail", f"{type(exc).__name__}: {exc}", "see the message above")
+        return _failed(name, exc)
+
+
+def _failed(name: str, exc: Exception) -> Check:
+    return Check(
+        name,
+        "fail",
+        f"{type(exc).__name__}: {exc}",
+        "reinstall thatch, or remove the plugin named above (THATCH_PLUGIN_MODULES, "
+        "[plugins] blocked); 'thatch daemon run' shows the full error",
+    )
 
 
 def _open(home: str | None):  # type: ignore[no-untyped-def]

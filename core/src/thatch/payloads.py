@@ -42,10 +42,10 @@ def parse_command_payload(
         if not isinstance(calls, list):
             raise InvalidInputError("payload field 'tool_calls' must be a list of tool calls")
         fields["tool_calls"] = tuple(
-            _tool_call(call, f"tool_calls[{i}]") for i, call in enumerate(calls)
+            _tool_call(call, f"tool_calls[{i}].") for i, call in enumerate(calls)
         )
     elif command == "buffer-tool":
-        call = _tool_call(payload, "payload")
+        call = _tool_call(payload, "")
         failed = hook_event == "postToolUseFailure" or call.failed
         fields["tool_calls"] = (
             ToolCall(call.name, call.input, call.response, call.call_id, failed),
@@ -67,9 +67,10 @@ def parse_command_payload(
 
 
 def _tool_call(data: Any, where: str) -> ToolCall:
+    """One tool call; ``where`` prefixes field names in errors (``tool_calls[2].``)."""
     if not isinstance(data, Mapping):
-        raise InvalidInputError(f"{where} must be a JSON object with 'tool_name'")
-    name = _text(data, "tool_name")
+        raise InvalidInputError(f"{where.rstrip('.') or 'payload'} must be a JSON object")
+    name = _text(data, "tool_name", where=where)
     response = data.get("tool_response", data.get("tool_output"))
     if isinstance(response, str) and "tool_output" in data:
         # Cursor sends the output as a JSON string.
@@ -80,28 +81,45 @@ def _tool_call(data: Any, where: str) -> ToolCall:
         name=name,
         input=data.get("tool_input"),
         response=response if error is None else {"error": error, "response": response},
-        call_id=_optional_text(data, "tool_use_id"),
+        call_id=_optional_text(data, "tool_use_id", where=where),
         failed=error is not None,
     )
 
 
-def _text(data: Mapping[str, Any], key: str, *, allow_empty: bool = False) -> str:
+def _text(data: Mapping[str, Any], key: str, *, allow_empty: bool = False, where: str = "") -> str:
     value = data.get(key)
     if not isinstance(value, str) or (not value and not allow_empty):
-        got = "missing" if value is None else f"a {type(value).__name__}"
-        raise InvalidInputError(f"payload field '{key}' must be a non-empty string, got {got}")
+        wanted = "a string" if allow_empty else "a non-empty string"
+        raise InvalidInputError(
+            f"payload field '{where}{key}' must be {wanted}, got {_described(value)}"
+        )
     return value
 
 
-def _optional_text(data: Mapping[str, Any], key: str) -> str | None:
+def _optional_text(data: Mapping[str, Any], key: str, *, where: str = "") -> str | None:
     value = data.get(key)
     if value is None:
         return None
     if not isinstance(value, str):
         raise InvalidInputError(
-            f"payload field '{key}' must be a string, got a {type(value).__name__}"
+            f"payload field '{where}{key}' must be a string, got {_described(value)}"
         )
     return value or None
+
+
+def _described(value: Any) -> str:
+    if value is None:
+        return "nothing (the field is missing)"
+    if value == "":
+        return "an empty string"
+    kind = {
+        bool: "true/false",
+        int: "a number",
+        float: "a number",
+        list: "a list",
+        dict: "an object",
+    }
+    return kind.get(type(value), f"a {type(value).__name__}")
 
 
 def _first_root(payload: Mapping[str, Any]) -> str | None:

@@ -79,7 +79,7 @@ def locate(environ: Mapping[str, str] | None = None, home: str | None = None) ->
         root = _absolute(chosen)
         return RunDir(os.path.join(root, "run"), os.path.join(root, "state"), db_key)
     state = _user_state_dir(env)
-    runtime_root = env.get("XDG_RUNTIME_DIR")
+    runtime_root = _absolute_or_none(env.get("XDG_RUNTIME_DIR"))
     runtime = (
         os.path.join(runtime_root, APP_NAME)
         if runtime_root and sys.platform != "darwin"
@@ -106,8 +106,14 @@ def _absolute(path: str) -> str:
     return os.path.realpath(os.path.expanduser(path))
 
 
+def _absolute_or_none(value: str | None) -> str | None:
+    # The XDG spec (and platformdirs) ignore relative paths: taken as they are,
+    # they would put the socket and spool under each hook's working directory.
+    return value if value and os.path.isabs(value) else None
+
+
 def _user_state_dir(env: Mapping[str, str]) -> str:
     if sys.platform == "darwin":
         return os.path.expanduser(f"~/Library/Application Support/{APP_NAME}")
-    base = env.get("XDG_STATE_HOME", "").strip() or os.path.expanduser("~/.local/state")
+    base = _absolute_or_none(env.get("XDG_STATE_HOME")) or os.path.expanduser("~/.local/state")
     return os.path.join(base, APP_NAME)

@@ -13,7 +13,7 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -71,6 +71,7 @@ class Runtime:
         self._base.__dict__["embedder"] = QueryMemo(plugins.embedder(config))
         self._views: dict[tuple[str, str | None], tuple[float, Thatch]] = {}
         self._lock = threading.Lock()
+        self._deferred = threading.local()
 
     @cached_property
     def sessions(self) -> SessionStore:
@@ -105,6 +106,23 @@ class Runtime:
             view = self._base.view(Path(key[0]))
             self._views[key] = (now, view)
             return view
+
+    def defer(self, work: Callable[[], None]) -> None:
+        """Run ``work`` once the current request is answered (writes off the hot path)."""
+        pending = getattr(self._deferred, "work", None)
+        if pending is None:
+            pending = self._deferred.work = []
+        pending.append(work)
+
+    def run_deferred(self) -> None:
+        """Run what this thread deferred; a failure is logged and skips only that step."""
+        pending = getattr(self._deferred, "work", None) or []
+        self._deferred.work = []
+        for work in pending:
+            try:
+                work()
+            except Exception:
+                log.exception("deferred bookkeeping failed")
 
     def warm_up(self) -> None:
         """Open storage, load the model and fill the vector caches before the first prompt."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+import attrs
+
 from thatch.hookspecs import hookimpl
 from thatch.nudges.decisions import decision_nudge_from_hits
 from thatch.nudges.model import Nudge
@@ -25,7 +27,8 @@ def decision_nudge(
 
     Used on every prompt and alone by ``thatch flush-predictions``. The
     predictions the nudge shows are logged as fired under ``session_id``, for
-    calibration. An empty model answers without embedding the prompt.
+    calibration, once the nudge is delivered. An empty model answers without
+    embedding the prompt.
     """
     if not prompt or not prompt.strip():
         return None
@@ -38,12 +41,12 @@ def decision_nudge(
     built = decision_nudge_from_hits(hits, max_chars=budget)
     if built is None:
         return None
-    th.storage.record_fires(
-        session_id,
-        [(hit.prediction.id, hit.prediction.confidence, hit.score) for hit in built.shown],
-        datetime.now(UTC),
-    )
-    return built.nudge
+    fires = [(hit.prediction.id, hit.prediction.confidence, hit.score) for hit in built.shown]
+
+    def log_fires() -> None:
+        th.storage.record_fires(session_id, fires, datetime.now(UTC))
+
+    return attrs.evolve(built.nudge, on_delivered=log_fires)
 
 
 @hookimpl

@@ -100,9 +100,7 @@ class DaemonClient:
 
     def spawn(self) -> None:
         """Start a detached daemon (it exits at once if another holds the lock)."""
-        for child in list(_children):
-            if child.poll() is not None:  # reap daemons that have exited
-                _children.remove(child)
+        _reap()
         child = subprocess.Popen(
             # -P: a thatch/ folder in the user's project must not shadow the package.
             [sys.executable, "-P", "-m", "thatch", "daemon", "run"],
@@ -134,6 +132,19 @@ class DaemonClient:
                     f"its pid is in {self.located.pid_path}"
                 )
             time.sleep(0.05)
+        # The lock is freed just before the process ends: give it a moment.
+        _reap(wait=1.0)
+
+
+def _reap(wait: float = 0.0) -> None:
+    """Collect the exit status of daemons this process started and that have exited."""
+    for child in list(_children):
+        try:
+            child.wait(timeout=wait) if wait else child.poll()
+        except subprocess.TimeoutExpired:
+            continue  # another daemon of ours, still serving
+        if child.returncode is not None:
+            _children.remove(child)
 
 
 class DaemonBackend:

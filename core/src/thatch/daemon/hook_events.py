@@ -20,6 +20,7 @@ from thatch.events import Event
 from thatch.extraction import interactions_from
 from thatch.nudges.compose import compose
 from thatch.nudges.delivery import hook_json
+from thatch.nudges.model import Nudge
 from thatch.payloads import COMMAND_EVENTS, parse_command_payload
 from thatch.runtime import Runtime
 
@@ -56,12 +57,17 @@ def handle_hook(app: Runtime, request: Mapping[str, Any], *, replay: bool = Fals
         return _format(_session_reminder(app, event), event, request)
     if event.kind != "prompt":
         return ""
+    if _silenced(app, event):
+        return ""
     if command == "flush-predictions":
         from thatch.builtin.decisions import decision_nudge
 
         th = app.project(event.cwd)
         nudge = decision_nudge(th, event.prompt or "", event.session_id, app.settings.budget)
-        return _format(nudge.text if nudge else "", event, request)
+        if nudge is None:
+            return ""
+        app.defer(lambda: _delivered(app, event, [nudge]))
+        return _format(nudge.text, event, request)
     return _format(_prompt_output(app, event), event, request)
 
 
@@ -90,19 +96,32 @@ def _parse(app: Runtime, request: Mapping[str, Any]) -> Event | None:
     )
 
 
-def _prompt_output(app: Runtime, event: Event) -> str:
-    state = app.sessions.state(event.session_id)
-    if state is not None and state.compacting:
-        return ""
+def _silenced(app: Runtime, event: Event) -> bool:
+    """No nudges while the session compacts, nor for background results posing as prompts."""
     if (event.prompt or "").lstrip().startswith(SYNTHETIC_PROMPT_PREFIX):
-        return ""
+        return True
+    state = app.sessions.state(event.session_id)
+    return state is not None and state.compacting
+
+
+def _prompt_output(app: Runtime, event: Event) -> str:
     chosen = compose(app.plugins.nudges(event, app), app.settings.budget)
+    if not chosen:
+        return ""
+    app.defer(lambda: _delivered(app, event, chosen))
+    return app.plugins.deliver(chosen, event, event.harness)
+
+
+def _delivered(app: Runtime, event: Event, chosen: list[Nudge]) -> None:
+    """Bookkeeping for delivered nudges, done after the hook has its answer."""
     shown = [memory_id for nudge in chosen for memory_id in nudge.memory_ids]
     if shown:
         app.sessions.mark_shown(event.session_id, shown)
         # Only memories the agent was shown count as recalled (staleness).
         app.thatch.storage.record_recall(shown, datetime.now(UTC))
-    return app.plugins.deliver(chosen, event, event.harness) if chosen else ""
+    for nudge in chosen:
+        if nudge.on_delivered is not None:
+            nudge.on_delivered()
 
 
 def _session_reminder(app: Runtime, event: Event) -> str:

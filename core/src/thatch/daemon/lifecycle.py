@@ -62,7 +62,7 @@ def _serve(
     spool = Spool(located.spool_dir)
     stopping = threading.Event()
     handlers = Handlers(app, stop=stopping.set, spool_backlog=spool.backlog)
-    server = DaemonServer(socket_path, handlers)
+    server = DaemonServer(socket_path, handlers, after=app.run_deferred)
     _write_pid(located.pid_path)
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(signum, lambda *_: stopping.set())
@@ -81,6 +81,7 @@ def _serve(
                     log.info("forgot %d sessions idle for over a week", purged)
                 next_purge = time.monotonic() + PURGE_EVERY_SECONDS
             spool.replay(lambda request: handle_hook(app, request, replay=True))
+            app.run_deferred()
             if idle_limit and server.idle_for() > idle_limit:
                 log.info("idle for %.0f minutes; exiting", app.settings.idle_minutes)
                 break

@@ -28,8 +28,11 @@ class DaemonServer(socketserver.ThreadingUnixStreamServer):
     # Hooks connect in bursts (a tool batch, parallel sessions).
     request_queue_size = 64
 
-    def __init__(self, socket_path: str, handle: Handler) -> None:
+    def __init__(
+        self, socket_path: str, handle: Handler, after: Callable[[], None] = lambda: None
+    ) -> None:
         self.handle = handle
+        self.after = after
         self.owner = os.getuid()
         self.last_request = time.monotonic()
         self._busy = 0
@@ -87,3 +90,6 @@ class _Connection(socketserver.BaseRequestHandler):
         except OSError as exc:
             # The client gave up (its cap passed); it has spooled the event.
             log.info("client went away before the answer: %s", exc)
+        finally:
+            # Writes that need not delay the answer (shown memories, fire log).
+            self.server.after()

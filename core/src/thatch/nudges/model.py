@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import attrs
 
 #: Tier 1: the agent must act (unsaved tool output). Tier 2: context for this
@@ -24,3 +26,8 @@ class Nudge:
     short_text: str | None = None
     #: Memories the nudge shows, so the same memory is not shown again soon.
     memory_ids: tuple[int, ...] = ()
+    #: Bookkeeping to do only if the nudge is delivered (e.g. log the
+    #: predictions it shows). Core runs it after the hook has its answer.
+    on_delivered: Callable[[], None] | None = attrs.field(
+        default=None, eq=False, repr=False, kw_only=True
+    )

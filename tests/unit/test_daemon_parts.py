@@ -1,0 +1,391 @@
+"""The daemon's small parts: spool replay, the single-instance lock, handlers, its folders."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import attrs
+import platformdirs
+import pytest
+import thatch
+import thatch_sqlite.plugin
+from thatch import rundir, wire
+from thatch.config import Config
+from thatch.daemon import lock
+from thatch.daemon.handlers import Handlers, version_tuple
+from thatch.daemon.spool import Spool
+from thatch.hookcmd.spool import spool_name
+from thatch.paths import Paths
+from thatch.runtime import Runtime
+from thatch.testing import plugins_with
+
+DATA = Path(__file__).parent.parent / "data" / "claude"
+
+
+# -- spool -------------------------------------------------------------------------
+def put(folder: Path, event_id: str, stamp: int, data: bytes | None = None) -> Path:
+    """A spool file as a hook command leaves it."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / spool_name(event_id, now_ns=stamp)
+    path.write_bytes(data if data is not None else wire.encode({"event_id": event_id}))
+    return path
+
+
+def test_replay_takes_files_in_name_order_and_removes_them(tmp_path: Path) -> None:
+    for event_id, stamp in (("b", 20), ("c", 300), ("a", 7)):
+        put(tmp_path, event_id, stamp)
+    spool = Spool(str(tmp_path))
+    assert spool.backlog() == 3
+    seen: list[str] = []
+    assert spool.replay(lambda request: seen.append(request["event_id"])) == 3
+    assert seen == ["a", "b", "c"]
+    assert spool.backlog() == 0
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_corrupt_file_is_kept_as_failed_and_logged(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    put(tmp_path, "a", 1)
+    bad = put(tmp_path, "bad", 2, b"{not json\n")
+    put(tmp_path, "list", 3, b"[1, 2]\n")
+    put(tmp_path, "c", 4)
+    seen: list[str] = []
+    with caplog.at_level(logging.ERROR, logger="thatch"):
+        done = Spool(str(tmp_path)).replay(lambda request: seen.append(request["event_id"]))
+    assert (done, seen) == (2, ["a", "c"])
+    assert sorted(os.listdir(tmp_path)) == [
+        spool_name("bad", 2) + ".failed",
+        spool_name("list", 3) + ".failed",
+    ]
+    assert Path(str(bad) + ".failed").read_bytes() == b"{not json\n"
+    messages = [r.getMessage() for r in caplog.records if r.name == "thatch"]
+    assert len(messages) == 2
+    assert bad.name in messages[0]
+    assert all(r.exc_info for r in caplog.records if r.name == "thatch")
+
+
+def test_a_request_the_handler_rejects_is_kept_as_failed(tmp_path: Path) -> None:
+    put(tmp_path, "a", 1)
+    put(tmp_path, "b", 2)
+
+    def handle(request: dict[str, Any]) -> None:
+        if request["event_id"] == "a":
+            raise RuntimeError("storage is gone")
+
+    spool = Spool(str(tmp_path))
+    assert spool.replay(handle) == 1
+    assert os.listdir(tmp_path) == [spool_name("a", 1) + ".failed"]
+    # A failed file is not counted, nor replayed again.
+    assert spool.backlog() == 0
+    assert spool.replay(handle) == 0
+
+
+def test_temporary_files_are_ignored(tmp_path: Path) -> None:
+    put(tmp_path, "a", 1)
+    half = tmp_path / (spool_name("b", 2) + ".tmp")
+    half.write_bytes(b'{"event_id": "b"')
+    spool = Spool(str(tmp_path))
+    assert spool.backlog() == 1
+    seen: list[str] = []
+    assert spool.replay(lambda request: seen.append(request["event_id"])) == 1
+    assert seen == ["a"]
+    assert os.listdir(tmp_path) == [half.name]
+
+
+def test_a_missing_spool_folder_is_an_empty_backlog(tmp_path: Path) -> None:
+    spool = Spool(str(tmp_path / "never-made"))
+    assert spool.backlog() == 0
+    assert spool.replay(lambda request: pytest.fail("nothing to replay")) == 0
+
+
+# -- lock ------------------------------------------------------------------------
+def test_a_second_acquire_in_the_same_process_is_refused(tmp_path: Path) -> None:
+    path = str(tmp_path / "daemon.lock")
+    assert not lock.is_held(path)
+    first = lock.acquire(path)
+    assert first is not None
+    assert lock.acquire(path) is None
+    assert lock.acquire(path, wait_seconds=0.1) is None
+    assert lock.is_held(path)
+    lock.release(first)
+    assert not lock.is_held(path)
+    again = lock.acquire(path)
+    assert again is not None
+    lock.release(again)
+
+
+def test_is_held_creates_no_lock_file(tmp_path: Path) -> None:
+    path = tmp_path / "daemon.lock"
+    assert not lock.is_held(str(path))
+    assert not path.exists()
+
+
+def test_the_lock_file_is_private(tmp_path: Path) -> None:
+    path = tmp_path / "daemon.lock"
+    held = lock.acquire(str(path))
+    assert held is not None
+    lock.release(held)
+    assert path.stat().st_mode & 0o077 == 0
+
+
+HOLDER = """
+import sys, time
+from thatch.daemon import lock
+fd = lock.acquire(sys.argv[1])
+print("held" if fd is not None else "refused", flush=True)
+time.sleep(60)
+"""
+
+
+def test_the_lock_is_freed_when_its_holder_is_killed(tmp_path: Path) -> None:
+    path = str(tmp_path / "daemon.lock")
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, path], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline().strip() == "held"
+        assert lock.is_held(path)
+        assert lock.acquire(path) is None
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.wait(timeout=30)
+        if holder.stdout is not None:
+            holder.stdout.close()
+    assert holder.returncode == -signal.SIGKILL
+    taken = lock.acquire(path)
+    assert taken is not None
+    lock.release(taken)
+
+
+# -- handlers ----------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("version", "expected"),
+    [
+        ("0.10.2", (0, 10, 2)),
+        ("1.2", (1, 2)),
+        ("1.2.3.4", (1, 2, 3)),
+        ("0.2.0rc1", (0, 2, 0)),
+        ("2.x.1", (2, 0, 1)),
+        ("0", (0,)),
+    ],
+)
+def test_version_tuple(version: str, expected: tuple[int, ...]) -> None:
+    assert version_tuple(version) == expected
+
+
+def test_versions_compare_as_numbers() -> None:
+    assert version_tuple("0.10.0") > version_tuple("0.9.9")
+    assert version_tuple("1.0.0") > version_tuple("0.99.99")
+
+
+@attrs.define
+class Served:
+    handlers: Handlers
+    app: Runtime
+    stops: list[bool]
+
+
+@pytest.fixture
+def served(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Served]:
+    monkeypatch.chdir(tmp_path)
+    app = Runtime(Config.load(home, environ={}), plugins_with(thatch_sqlite.plugin))
+    stops: list[bool] = []
+    handlers = Handlers(app, stop=lambda: stops.append(True), spool_backlog=lambda: 4)
+    yield Served(handlers, app, stops)
+    app.close()
+
+
+def ask(served: Served, op: str | None, **fields: Any) -> dict[str, Any]:
+    return served.handlers(
+        {"protocol": wire.PROTOCOL, "client": thatch.__version__, "op": op, **fields}
+    )
+
+
+@pytest.mark.parametrize("op", ["reboot", None, ""])
+def test_an_unknown_op_is_refused_by_name(served: Served, op: str | None) -> None:
+    answer = ask(served, op)
+    assert answer == {"ok": False, "error": f"unknown op {op!r}", "daemon": thatch.__version__}
+    assert served.stops == []
+
+
+def test_a_newer_client_makes_the_daemon_stop_and_ask_for_a_restart(served: Served) -> None:
+    major, minor, patch = version_tuple(thatch.__version__)
+    newer = f"{major}.{minor}.{patch + 1}"
+    answer = served.handlers({"client": newer, "op": "ping"})
+    assert answer["ok"] is False
+    assert answer["restart"] is True
+    assert thatch.__version__ in answer["error"]
+    assert answer["daemon"] == thatch.__version__
+    assert served.stops == [True]
+
+
+@pytest.mark.parametrize("client", ["0.0.1", "0", None, 7])
+def test_an_older_or_unversioned_client_is_served(served: Served, client: Any) -> None:
+    answer = served.handlers({"client": client, "op": "ping"})
+    assert answer == {"ok": True, "warm": False, "daemon": thatch.__version__}
+    assert served.stops == []
+
+
+def test_ping_says_when_the_daemon_is_warm(served: Served) -> None:
+    served.handlers.warm.set()
+    assert ask(served, "ping")["warm"] is True
+
+
+def test_stop_calls_the_stop_callback(served: Served) -> None:
+    assert ask(served, "stop") == {"ok": True, "daemon": thatch.__version__}
+    assert served.stops == [True]
+
+
+def test_a_hook_request_is_answered_and_status_shows_its_session(
+    served: Served, tmp_path: Path
+) -> None:
+    payload = json.loads((DATA / "post_tool_batch.json").read_text())
+    payload.update(session_id="s-status", cwd=str(tmp_path))
+    answer = ask(
+        served,
+        "hook",
+        command="buffer-batch",
+        payload=payload,
+        event_id=uuid.uuid4().hex,
+        received_at=1000.0,
+        env={},
+    )
+    assert answer == {"ok": True, "output": "", "daemon": thatch.__version__}
+
+    status = ask(served, "status")
+    assert status["ok"] is True
+    assert status["pid"] == os.getpid()
+    assert status["version"] == thatch.__version__
+    assert status["db_path"] == str(served.app.config.db_path)
+    assert status["spool_backlog"] == 4
+    assert status["warm"] is False
+    assert status["uptime_seconds"] >= 0
+    assert status["started_at"] == served.handlers.started_at
+    assert status["settings"] == attrs.asdict(served.app.settings)
+    assert status["sessions"] == [
+        {
+            "session_id": "s-status",
+            "harness": "claude",
+            "cwd": str(tmp_path),
+            "pending": 3,
+            "nudge_level": 0,
+            "prompts": 0,
+            "last_seen": 1000.0,
+        }
+    ]
+    # The answer goes over the wire as JSON.
+    assert wire.decode(wire.encode(status)) == status
+
+
+# -- rundir ------------------------------------------------------------------------
+def test_locate_with_thatch_home(tmp_path: Path) -> None:
+    located = rundir.locate({"THATCH_HOME": str(tmp_path / "h")})
+    root = os.path.realpath(tmp_path / "h")
+    assert located.runtime_dir == os.path.join(root, "run")
+    assert located.state_dir == os.path.join(root, "state")
+    assert located.socket_path == os.path.join(root, "run", "daemon.sock")
+    assert located.lock_path == os.path.join(root, "run", "daemon.lock")
+    assert located.pid_path == os.path.join(root, "run", "daemon.pid")
+    assert located.spool_dir == os.path.join(root, "state", "spool")
+    assert located.log_path == os.path.join(root, "state", "log", "thatch.log")
+    assert located.sessions_db == os.path.join(root, "state", "sessions.db")
+
+
+def test_the_home_argument_wins_over_thatch_home(tmp_path: Path) -> None:
+    located = rundir.locate({"THATCH_HOME": str(tmp_path / "env")}, home=str(tmp_path / "arg"))
+    assert located.runtime_dir == os.path.join(os.path.realpath(tmp_path / "arg"), "run")
+
+
+def test_each_database_gets_its_own_socket(tmp_path: Path) -> None:
+    home = str(tmp_path)
+    plain = rundir.locate({"THATCH_HOME": home})
+    one = rundir.locate({"THATCH_HOME": home, "THATCH_DB_PATH": str(tmp_path / "one.db")})
+    two = rundir.locate({"THATCH_HOME": home, "THATCH_DB_PATH": str(tmp_path / "two.db")})
+    sockets = {plain.socket_path, one.socket_path, two.socket_path}
+    assert len(sockets) == 3
+    assert len({plain.lock_path, one.lock_path, two.lock_path}) == 3
+    name = os.path.basename(one.socket_path)
+    assert name.startswith("daemon-")
+    assert name.endswith(".sock")
+    assert os.path.dirname(one.socket_path) == plain.runtime_dir
+    # The queues and the spool stay per home, whatever the database.
+    assert one.sessions_db == plain.sessions_db
+
+
+def test_one_database_reached_two_ways_is_one_daemon(tmp_path: Path) -> None:
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    home = str(tmp_path / "h")
+    direct = rundir.locate({"THATCH_HOME": home, "THATCH_DB_PATH": str(tmp_path / "real/x.db")})
+    linked = rundir.locate({"THATCH_HOME": home, "THATCH_DB_PATH": str(tmp_path / "link/x.db")})
+    assert direct.socket_path == linked.socket_path
+
+
+def test_a_long_home_moves_the_socket_to_a_short_private_folder(tmp_path: Path) -> None:
+    deep = tmp_path / ("a" * 60) / ("b" * 60)
+    located = rundir.locate({"THATCH_HOME": str(deep)})
+    socket_path = located.socket_path
+    assert len(socket_path.encode()) <= rundir.MAX_SOCKET_PATH
+    assert os.path.dirname(socket_path) == rundir.short_socket_dir()
+    assert rundir.short_socket_dir().endswith(f"thatch-{os.getuid()}")
+    # Stable for one home, distinct for another; the lock stays in the home.
+    assert rundir.locate({"THATCH_HOME": str(deep)}).socket_path == socket_path
+    other = rundir.locate({"THATCH_HOME": str(deep) + "c"})
+    assert other.socket_path != socket_path
+    assert located.lock_path.startswith(os.path.realpath(deep))
+    db = rundir.locate({"THATCH_HOME": str(deep), "THATCH_DB_PATH": "/x.db"})
+    assert db.socket_path != socket_path
+
+
+def test_a_short_enough_path_is_bound_where_it_is(tmp_path: Path) -> None:
+    located = rundir.locate({"THATCH_HOME": str(tmp_path)})
+    assert len(located.socket_path.encode()) <= rundir.MAX_SOCKET_PATH
+    assert os.path.dirname(located.socket_path) == located.runtime_dir
+
+
+@pytest.mark.skipif(sys.platform == "darwin", reason="XDG folders are Linux's")
+@pytest.mark.parametrize("runtime", [None, "xdg-runtime"])
+@pytest.mark.parametrize("state", [None, "xdg-state", ""])
+def test_user_folders_match_paths_and_platformdirs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, runtime: str | None, state: str | None
+) -> None:
+    for variable, value in (("XDG_RUNTIME_DIR", runtime), ("XDG_STATE_HOME", state)):
+        if value is None:
+            monkeypatch.delenv(variable, raising=False)
+        else:
+            monkeypatch.setenv(variable, str(tmp_path / value) if value else value)
+    located = rundir.locate(os.environ)
+    paths = Paths.for_user()
+    assert paths.runtime_dir == Path(located.runtime_dir)
+    assert paths.state_dir == Path(located.state_dir)
+    dirs = platformdirs.PlatformDirs("thatch", appauthor=False)
+    assert located.state_dir == dirs.user_state_dir
+    if runtime:
+        assert located.runtime_dir == str(tmp_path / runtime / "thatch")
+    else:
+        # Never a shared /tmp folder: inside the user's own state folder.
+        assert located.runtime_dir == os.path.join(dirs.user_state_dir, "run")
+
+
+@pytest.mark.skipif(sys.platform == "darwin", reason="XDG folders are Linux's")
+@pytest.mark.parametrize("variable", ["XDG_STATE_HOME", "XDG_RUNTIME_DIR"])
+def test_relative_xdg_folders_are_ignored(monkeypatch: pytest.MonkeyPatch, variable: str) -> None:
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    monkeypatch.delenv("XDG_STATE_HOME", raising=False)
+    monkeypatch.setenv(variable, "relative/folder")
+    located = rundir.locate(os.environ)
+    assert os.path.isabs(located.runtime_dir)
+    assert os.path.isabs(located.state_dir)
+    dirs = platformdirs.PlatformDirs("thatch", appauthor=False)
+    assert located.state_dir == dirs.user_state_dir
