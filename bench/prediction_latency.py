@@ -106,15 +106,16 @@ def add_synthetic(
     start: int,
     vectors: npt.NDArray[np.float32],
     rng: np.random.Generator,
+    store: str = STORE,
 ) -> None:
     """One matcher per vector, each linked to one or two new predictions with one confirm."""
     dim = vectors.shape[1]
     for offset, vector in enumerate(vectors):
         number = start + offset
-        matcher = storage.add_matcher(STORE, f"synthetic situation {number}", model, vector)
+        matcher = storage.add_matcher(store, f"synthetic situation {number}", model, vector)
         for extra in range(int(rng.integers(1, 3))):
             prediction = storage.add_prediction(
-                STORE,
+                store,
                 f"synthetic preference {number}.{extra}",
                 "",
                 model,

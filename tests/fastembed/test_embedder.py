@@ -22,7 +22,12 @@ from thatch.config import Config
 from thatch.embedding import Embedder, Thresholds
 from thatch.errors import ConfigError
 from thatch_fastembed import model_pack
-from thatch_fastembed.embedder import DEFAULT_THRESHOLDS, FastEmbedder, load_thresholds
+from thatch_fastembed.embedder import (
+    DEFAULT_THRESHOLDS,
+    QUERY_THREADS,
+    FastEmbedder,
+    load_thresholds,
+)
 from thatch_fastembed.model_pack import (
     DEFAULT_MODEL_ID,
     DEFAULT_MODEL_NAME,
@@ -122,6 +127,18 @@ def test_vectors_are_unit_length_float32_of_dim_384(embedder: FastEmbedder) -> N
 
 
 @pytest.mark.slow
+def test_the_query_session_does_not_spin(embedder: FastEmbedder) -> None:
+    embedder.embed_query("warm")
+    session = embedder.load(for_queries=True).model.model  # type: ignore[attr-defined]
+    options = session.get_session_options()
+    assert options.intra_op_num_threads == QUERY_THREADS
+    assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
+    # The rebuilt session embeds exactly as fastembed's own would.
+    passage = embedder.embed_passages(["which indentation does the user prefer?"])[0]
+    assert _cosine(embedder.embed_query("which indentation does the user prefer?"), passage) > 0.99
+
+
+@pytest.mark.slow
 def test_empty_passages_give_an_empty_matrix(embedder: FastEmbedder) -> None:
     empty = embedder.embed_passages([])
     assert empty.shape == (0, 384)
@@ -210,7 +227,7 @@ def test_the_model_loads_once_when_threads_race(
         thread.start()
     for thread in threads:
         thread.join()
-    assert calls == [1]  # one load, of the single-threaded query session
+    assert calls == [QUERY_THREADS]  # one load, of the query session
     assert len(results) == 6
     # Whatever the model returns comes back re-normalized to unit length.
     np.testing.assert_allclose(np.linalg.norm(results[0]), 1.0, atol=1e-6)

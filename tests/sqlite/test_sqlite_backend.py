@@ -83,6 +83,38 @@ def test_connection_settings(storage: SQLiteStorage) -> None:
     assert storage.backend == "sqlite"
 
 
+def test_bookkeeping_writes_leave_the_connection_durable(storage: SQLiteStorage) -> None:
+    [written] = storage.write_memories([new("tabs")])
+    storage.record_recall([written.memory.id], datetime.now(UTC))
+    storage.record_fires("s1", [], datetime.now(UTC))
+    assert pragma(storage, "synchronous") == 2  # FULL again for the next real write
+    shown = storage.get_memory(written.memory.store, "tabs")
+    assert shown is not None
+    assert shown.recall_count == 1
+
+
+def test_memory_map_size_comes_from_the_config(tmp_path: Path) -> None:
+    from thatch.config import Config
+    from thatch.errors import ConfigError
+    from thatch_sqlite.connect import DEFAULT_MMAP_BYTES
+    from thatch_sqlite.plugin import thatch_storage
+
+    home = tmp_path / "home"
+    (home / "config").mkdir(parents=True)
+    config_file = home / "config" / "config.toml"
+    for text, expected in (("", DEFAULT_MMAP_BYTES), ("[storage]\nmmap_mb = 0\n", 0)):
+        config_file.write_text(text)
+        opened = thatch_storage(Config.load(home, environ={}))
+        assert opened is not None
+        try:
+            assert pragma(opened, "mmap_size") == expected  # type: ignore[arg-type]
+        finally:
+            opened.close()
+    config_file.write_text('[storage]\nmmap_mb = "lots"\n')
+    with pytest.raises(ConfigError, match=r"storage\.mmap_mb = 'lots'"):
+        thatch_storage(Config.load(home, environ={}))
+
+
 def test_file_is_private_and_folders_are_created(storage: SQLiteStorage, db_path: Path) -> None:
     storage.write_memories([new("a")])  # makes the -wal and -shm files exist
     assert db_path.parent.is_dir()

@@ -389,3 +389,15 @@ def test_relative_xdg_folders_are_ignored(monkeypatch: pytest.MonkeyPatch, varia
     assert os.path.isabs(located.state_dir)
     dirs = platformdirs.PlatformDirs("thatch", appauthor=False)
     assert located.state_dir == dirs.user_state_dir
+
+
+def test_the_daemon_maps_no_database_unless_asked(tmp_path: Path) -> None:
+    from thatch.config import Config
+    from thatch.daemon.lifecycle import _long_lived
+
+    home = tmp_path / "home"
+    (home / "config").mkdir(parents=True)
+    assert _long_lived(Config.load(home, environ={})).sections["storage"]["mmap_mb"] == 0
+    (home / "config" / "config.toml").write_text('[storage]\nmmap_mb = 64\nbackend = "sqlite"\n')
+    chosen = _long_lived(Config.load(home, environ={})).sections["storage"]
+    assert chosen == {"mmap_mb": 64, "backend": "sqlite"}

@@ -59,7 +59,9 @@ class DaemonClient:
     def call(self, op: str, **fields: Any) -> dict[str, Any]:
         """A request to a daemon started if needed; one retry if it went away meanwhile."""
         for attempt in (1, 2):
-            self.ensure_running()
+            if attempt == 2:
+                # Only after a failure: a ping first would double every call.
+                self.ensure_running()
             try:
                 answer = self.request(op, **fields)
             except (OSError, wire.WireError) as exc:

@@ -10,6 +10,8 @@ import threading
 import time
 from collections.abc import Mapping
 
+import attrs
+
 from thatch import logfile, rundir
 from thatch.config import Config
 from thatch.daemon import lock
@@ -57,7 +59,7 @@ def _serve(
     # Holding the lock makes any socket file left here a dead daemon's.
     with contextlib.suppress(FileNotFoundError):
         os.unlink(socket_path)
-    config = Config.load(home, env)
+    config = _long_lived(Config.load(home, env))
     app = Runtime(config, Plugins.load(config, env))
     spool = Spool(located.spool_dir)
     stopping = threading.Event()
@@ -95,6 +97,20 @@ def _serve(
         app.close()
         log.info("daemon %d stopped", os.getpid())
     return 0
+
+
+def _long_lived(config: Config) -> Config:
+    """The daemon's config: no memory-mapped database unless the user set ``mmap_mb``.
+
+    Pages read through a map stay resident in the process that mapped them;
+    in a daemon that lives for hours that is most of the database (measured:
+    +128 MB after 20 searches of 100k memories).
+    """
+    storage = config.sections.get("storage", {})
+    if not isinstance(storage, Mapping) or "mmap_mb" in storage:
+        return config
+    sections = {**config.sections, "storage": {**storage, "mmap_mb": 0}}
+    return attrs.evolve(config, sections=sections)
 
 
 def _warm_up(app: Runtime) -> None:

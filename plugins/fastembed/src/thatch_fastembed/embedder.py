@@ -30,6 +30,7 @@ import numpy as np
 import numpy.typing as npt
 from thatch.embedding import DEFAULT_PREDICTION_THRESHOLD, Thresholds
 from thatch.errors import ConfigError, PluginMissingError, ThatchError
+from thatch.heap import release_free_memory
 
 from thatch_fastembed.model_pack import (
     DEFAULT_MODEL_ID,
@@ -273,11 +274,15 @@ class FastEmbedder:
                         model = self._load(threads=QUERY_THREADS)
                         _stop_spinning(model)
                         self._query_model = model
+                        # Building a session takes ~200 MB that onnxruntime
+                        # frees at once but glibc would keep in the daemon.
+                        release_free_memory()
             return self._query_model
         if self._model is None:
             with self._lock:
                 if self._model is None:
                     self._model = self._load(threads=self.threads)
+                    release_free_memory()
         return self._model
 
     def _load(self, threads: int | None) -> TextEmbedding:

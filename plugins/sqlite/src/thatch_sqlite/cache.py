@@ -15,11 +15,14 @@ searchable (recall counts, reviews) add nothing to the log and cost nothing.
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
+from thatch.heap import release_free_memory
 
 from thatch_sqlite import fts
 from thatch_sqlite.vectors import VectorIndex
@@ -94,14 +97,43 @@ class SearchCache(Follower):
         if not self._vectors.loaded(model):
             # Read after _sync, so these rows are at least as new as _seq: a
             # change also in the log is applied twice, which is harmless.
-            rows = self._conn.execute(
-                "SELECT id, store, branch, embedding FROM memories"
-                " WHERE model = ? AND archived = 0",
-                (model,),
-            ).fetchall()
-            ids, stores, branches, blobs = zip(*rows, strict=True) if rows else ((),) * 4
-            self._vectors.load(model, ids, stores, branches, blobs)
+            self._load_vectors(model)
         return self._vectors
+
+    def _load_vectors(self, model: str) -> None:
+        # The usual vector length of the model (length() of a blob reads
+        # only the record header) and how many rows have it.
+        # Read around the memory map: scanning every vector through it would
+        # leave the whole table resident in this (possibly long-lived) process.
+        with without_mmap(self._conn):
+            usual = self._conn.execute(
+                "SELECT length(embedding), count(*) FROM memories"
+                " WHERE model = ? AND archived = 0 GROUP BY 1 ORDER BY 2 DESC LIMIT 1",
+                (model,),
+            ).fetchone()
+            if usual is None:
+                self._vectors.load(model, (), (), (), ())
+                return
+            size, count = usual
+            # One query per store rather than ORDER BY store: SQLite would
+            # sort every row, vectors included, in a temporary b-tree first.
+            stores = [
+                row[0]
+                for row in self._conn.execute(
+                    "SELECT DISTINCT store FROM memories WHERE model = ? AND archived = 0",
+                    (model,),
+                )
+            ]
+            rows = itertools.chain.from_iterable(
+                self._conn.execute(
+                    "SELECT id, store, branch, embedding FROM memories"
+                    " WHERE store = ? AND model = ? AND archived = 0 AND length(embedding) = ?",
+                    (store, model, size),
+                )
+                for store in stores
+            )
+            self._vectors.load_sorted(model, rows, count, size // 4)
+        release_free_memory()
 
     def doc_counts(self, words: Sequence[str]) -> dict[str, int]:
         """How many memories (archived too) hold each word, counting to just past the budget."""
@@ -161,3 +193,14 @@ class SearchCache(Follower):
                 self._vectors.put(memory_id, store, model, branch, vector)
         for memory_id in gone:  # deleted or archived
             self._vectors.remove(memory_id)
+
+
+@contextlib.contextmanager
+def without_mmap(conn: sqlite3.Connection) -> Iterator[None]:
+    """Read through SQLite's own page cache (not the memory map) inside the block."""
+    size = conn.execute("PRAGMA mmap_size").fetchone()[0]
+    conn.execute("PRAGMA mmap_size = 0")
+    try:
+        yield
+    finally:
+        conn.execute(f"PRAGMA mmap_size = {int(size)}")

@@ -25,15 +25,17 @@ _SETTINGS = (
     # cut, which is worth a millisecond per write.
     "PRAGMA synchronous = FULL",
     "PRAGMA foreign_keys = ON",
-    # Memory rows hold their vectors (1.5 kB each), so a text search touches
-    # a page per hit; reading them through a memory map instead of read()
-    # calls makes a 100k-memory text search about twice as fast. It is
-    # address space, used only as touched.
-    "PRAGMA mmap_size = 268435456",
 )
 
+#: Bytes of the file read through a memory map (``[storage] mmap_mb``). Memory
+#: rows hold their vectors (1.5 kB each), so a text search touches a page per
+#: hit; reading them through a map instead of read() calls makes a
+#: 100k-memory text search about twice as fast. Pages stay resident in the
+#: process once touched, so the long-lived daemon maps nothing by default.
+DEFAULT_MMAP_BYTES = 256 * 1024 * 1024
 
-def open_database(path: Path) -> sqlite3.Connection:
+
+def open_database(path: Path, mmap_bytes: int = DEFAULT_MMAP_BYTES) -> sqlite3.Connection:
     """Open (creating if needed) and migrate the database at ``path``.
 
     The connection is in autocommit mode (transactions are explicit) and
@@ -50,6 +52,8 @@ def open_database(path: Path) -> sqlite3.Connection:
         )
         for statement in _SETTINGS:
             conn.execute(statement)
+        # PRAGMA takes no parameters; the value is an int we validated.
+        conn.execute(f"PRAGMA mmap_size = {int(mmap_bytes)}")
         retry_when_busy(lambda: use_wal(conn), BUSY_TIMEOUT_MS)
         retry_when_busy(lambda: migrate(conn, path), BUSY_TIMEOUT_MS)
     except StorageError:

@@ -298,7 +298,7 @@ class DecisionsMixin:
         ]
         if not rows:
             return
-        with self._write() as conn:
+        with self._write(bookkeeping=True) as conn:
             conn.executemany(_INSERT_FIRE, rows)
 
     # -- reads -------------------------------------------------------------

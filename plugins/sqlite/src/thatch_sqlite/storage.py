@@ -29,7 +29,7 @@ from thatch.models import Memory, NewMemory, Scope, ScoredId, StoreInfo, WriteRe
 from thatch_sqlite import fts
 from thatch_sqlite.cache import SearchCache
 from thatch_sqlite.codec import as_vector, from_blob, json_ids, to_blob, to_time
-from thatch_sqlite.connect import open_database
+from thatch_sqlite.connect import DEFAULT_MMAP_BYTES, open_database
 from thatch_sqlite.decisions import DecisionCache, DecisionsMixin
 
 if TYPE_CHECKING:
@@ -78,10 +78,12 @@ class SQLiteStorage(DecisionsMixin):
 
     backend = "sqlite"
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], *, mmap_bytes: int = DEFAULT_MMAP_BYTES
+    ) -> None:
         self.path = Path(path)
         self._lock = threading.RLock()
-        self._conn = open_database(self.path)
+        self._conn = open_database(self.path, mmap_bytes)
         self._cache = SearchCache(self._conn)
         self._decision_cache = DecisionCache(self._conn)
 
@@ -175,7 +177,7 @@ class SQLiteStorage(DecisionsMixin):
     def record_recall(self, ids: Sequence[int], when: datetime) -> None:
         if not ids:
             return
-        with self._write() as conn:
+        with self._write(bookkeeping=True) as conn:
             conn.execute(
                 "UPDATE memories SET recall_count = recall_count + 1, last_recalled_at = ?"
                 " WHERE id IN (SELECT value FROM json_each(?))",
@@ -293,10 +295,18 @@ class SQLiteStorage(DecisionsMixin):
             return self._conn.execute(sql, params).fetchall()
 
     @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        """One ``BEGIN IMMEDIATE`` transaction, committed when the block ends normally."""
+    def _write(self, *, bookkeeping: bool = False) -> Iterator[sqlite3.Connection]:
+        """One ``BEGIN IMMEDIATE`` transaction, committed when the block ends normally.
+
+        ``bookkeeping`` writes (recall counts, the fire log) commit without
+        an fsync: a crash or kill still keeps them (WAL), only a power cut
+        could drop the last few, and the next durable commit syncs them too.
+        They happen on every search, where an fsync would double its time.
+        """
         with self._lock:
             conn = self._conn
+            if bookkeeping:
+                conn.execute("PRAGMA synchronous = NORMAL")
             try:
                 conn.execute("BEGIN IMMEDIATE")
                 try:
@@ -313,6 +323,8 @@ class SQLiteStorage(DecisionsMixin):
                     "the file is writable, and no other program holds the database locked"
                 ) from exc
             finally:
+                if bookkeeping:
+                    conn.execute("PRAGMA synchronous = FULL")
                 # Own commits do not move data_version; tell the cache.
                 self._cache.wrote()
                 self._decision_cache.wrote()

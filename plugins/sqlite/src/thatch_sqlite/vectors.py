@@ -10,8 +10,8 @@ loads it one model at a time and feeds it the memories that changed.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -178,6 +178,39 @@ class VectorIndex:
             if rows.start == rows.stop:
                 continue
             block = _Block(id_array[rows], matrix[rows], branch_codes[rows])
+            blocks[name] = block
+            self._where.update(dict.fromkeys(block.rows, block))
+
+    def load_sorted(self, model: str, rows: Iterable[Sequence[Any]], count: int, dim: int) -> None:
+        """Index ``model`` from ``(id, store, branch, blob)`` rows sorted by store.
+
+        Streams into arrays allocated once for ``count`` rows of ``dim``
+        floats, so loading 100k memories holds one copy of the vectors, not
+        the rows and a copy (the daemon keeps what it once held: glibc rarely
+        returns freed memory). Rows whose blob is not ``dim`` floats are
+        left out, as in :meth:`load`.
+        """
+        self.forget(model)
+        blocks: dict[str, _Block] = {}
+        self._models[model] = blocks
+        ids = np.empty(count, np.int64)
+        matrix = np.empty((count, dim), np.float32)
+        branch_codes = np.empty(count, np.int32)
+        starts: list[tuple[str, int]] = []
+        size = dim * 4
+        n = 0
+        for memory_id, store, branch, blob in rows:
+            if n == count or len(blob) != size:
+                continue
+            if not starts or starts[-1][0] != store:
+                starts.append((store, n))
+            ids[n] = memory_id
+            matrix[n] = np.frombuffer(blob, dtype="<f4")
+            branch_codes[n] = self._branch_code(branch)
+            n += 1
+        bounds = [start for _, start in starts] + [n]
+        for (name, start), stop in zip(starts, bounds[1:], strict=True):
+            block = _Block(ids[start:stop], matrix[start:stop], branch_codes[start:stop])
             blocks[name] = block
             self._where.update(dict.fromkeys(block.rows, block))
 
