@@ -52,3 +52,19 @@ class Event:
     #: The harness's identity of the event, when two harnesses may report the
     #: same one (Cursor also runs Claude Code hooks); core processes it once.
     identity: str | None = None
+
+
+def shared_identity(kind: str, session_id: str, key: str | None) -> str | None:
+    """The identity of an event that two harnesses may both report.
+
+    Cursor also runs Claude Code's hooks, so with both set up one Cursor
+    event reaches ``thatch hook cursor ...`` and ``thatch hook claude ...``.
+    Both plugins build the identity from the same payload fields with this
+    function, and core processes the first and drops the second.
+
+    :param kind: the event kind (``tool_use``, ``prompt``...).
+    :param session_id: the harness's session or conversation id.
+    :param key: what tells this event apart within the session (the tool
+        call id, the generation id); None when the payload has none.
+    """
+    return f"{kind}:{session_id}:{key}" if key else None

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from thatch.events import Event
     from thatch.nudges.model import Nudge
     from thatch.runtime import Runtime
+    from thatch.setup.model import SetupTarget
     from thatch.storage import Storage
     from thatch.tools.spec import Tool
 
@@ -124,4 +125,15 @@ def thatch_tools() -> Iterable[Tool] | None:
     Tools run in the daemon. Names must not clash with core's tools.
 
     :return: zero or more :class:`thatch.tools.spec.Tool`.
+    """
+
+
+@hookspec
+def thatch_setup_targets() -> Iterable[SetupTarget] | None:
+    """Offer the harnesses ``thatch setup`` can configure.
+
+    Each target describes its changes as data; core applies them, keeps a
+    backup, shows a diff on ``--dry-run`` and undoes them on ``--uninstall``.
+
+    :return: zero or more :class:`thatch.setup.model.SetupTarget`.
     """

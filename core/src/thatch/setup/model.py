@@ -1,0 +1,117 @@
+"""What a harness plugin asks ``thatch setup`` to do, as data.
+
+A plugin's ``thatch_setup_targets()`` returns :class:`SetupTarget` objects.
+Each describes, for a :class:`SetupContext`, the changes it wants — never
+writing files itself — so that core can apply them idempotently, show them
+as a diff, back files up, and undo exactly what it did.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal, Protocol, runtime_checkable
+
+import attrs
+
+Scope = Literal["project", "global"]
+
+
+@attrs.frozen
+class SetupContext:
+    """Where and how thatch is being set up."""
+
+    scope: Scope
+    #: The project folder (project scope); None for a global setup.
+    project: Path | None
+    #: The user's home folder (``~``); tests point it at a temporary folder.
+    user_home: Path
+    #: How a harness runs thatch: ``("thatch",)`` when it is on PATH, else the absolute path.
+    command: tuple[str, ...]
+    #: Environment the MCP server and hooks need (``THATCH_HOME`` when one is in use).
+    env: Mapping[str, str] = attrs.field(factory=dict)
+
+    def run(self, *args: str) -> str:
+        """A shell command line running thatch with ``args`` (quoted where needed)."""
+        import shlex
+
+        return shlex.join([*self.command, *args])
+
+
+@attrs.frozen
+class JsonEntry:
+    """The JSON (or JSONC) file ``path`` holds ``value`` under the key path ``keys``.
+
+    Missing objects on the way are created. Uninstall removes the key (and
+    objects that became empty because of it).
+    """
+
+    path: Path
+    keys: tuple[str, ...]
+    value: Any
+
+
+@attrs.frozen
+class JsonListItem:
+    """The list under ``keys`` in the JSON (or JSONC) file ``path`` contains ``item``.
+
+    Appended once (an equal item already there counts); the list and the
+    objects on the way are created when missing. Uninstall removes the item.
+    """
+
+    path: Path
+    keys: tuple[str, ...]
+    item: Any
+
+
+@attrs.frozen
+class TextBlock:
+    """A block of ``text`` between marker lines in a text file (CLAUDE.md, AGENTS.md).
+
+    The markers are ``<!-- thatch:begin NAME -->`` and ``<!-- thatch:end NAME -->``;
+    a second setup replaces the block, uninstall removes it with its markers.
+    """
+
+    path: Path
+    name: str
+    text: str
+
+
+@attrs.frozen
+class OwnedFile:
+    """A whole file thatch writes and owns (a skill, a rule, the opencode JS plugin)."""
+
+    path: Path
+    content: str
+    executable: bool = False
+
+
+Change = JsonEntry | JsonListItem | TextBlock | OwnedFile
+
+
+@attrs.frozen
+class Detection:
+    """Whether a harness seems to be in use here, and what showed it."""
+
+    found: bool
+    #: What was seen: config folders, binaries on PATH.
+    evidence: tuple[str, ...] = ()
+
+
+@runtime_checkable
+class SetupTarget(Protocol):
+    """One harness ``thatch setup`` can configure."""
+
+    #: Short name, used on the command line (``--claude``) and in ``thatch hook NAME ...``.
+    name: str
+    #: What users call it (``Claude Code``).
+    title: str
+
+    def detect(self, context: SetupContext) -> Detection:
+        """Whether the harness is installed or configured for this user or project."""
+
+    def changes(self, context: SetupContext) -> Sequence[Change]:
+        """Everything setup must make true for this harness in ``context``."""
+
+    def problems(self, context: SetupContext) -> Sequence[str]:
+        """What is missing or broken in the current setup, each with its fix (empty: fine)."""
