@@ -60,15 +60,21 @@ def test_trace_shows_hook_calls(thatch: Runner) -> None:
     assert "[thatch trace] thatch_storage(config) -> [sqlite]" in completed.stderr
 
 
-def test_demo_runs_end_to_end(thatch: Runner) -> None:
-    completed = thatch("demo")
-    assert "search 'whitespace convention'" in completed.stdout
-    first_hit = completed.stdout.split("search 'whitespace convention'")[1].splitlines()[1]
-    assert "global / tabs" in first_hit
-    assert "weak match" not in first_hit
-    assert "[REDACTED:" in completed.stdout
-    assert "AKIA" + "ABCDEFGHIJKLMNOP" not in completed.stdout
-    fired = completed.stdout.split("prompt 'Write a function to parse a JSON config file'")[1]
-    assert "you tend to handle error cases before the happy path" in fired.split("==")[0]
-    weather = completed.stdout.split('prompt "What\'s the weather in Lisbon?"')[1]
-    assert "(nothing: no situation fits)" in weather.split("==")[0]
+def test_demo_tells_the_whole_session(thatch: Runner) -> None:
+    out = thatch("demo").stdout
+    steps = out.split("\n== ")
+    assert len(steps) == 8  # the header and seven steps
+    start, batch, first, saved, later, preference, situation = steps[1:]
+    assert "acme/shop" in start or "global" in start
+    assert "printed nothing" in batch
+    # The extraction nudge carries the queued tool output, its secret redacted.
+    assert 'extraction_done with session_id="' in first
+    assert "ledger service" in first
+    assert "[REDACTED:" in first
+    assert "AKIA" not in out
+    assert "extraction_done -> drained: 3" in saved
+    assert "refunds-via-ledger" in later
+    assert "prediction_update -> outcome: created" in preference
+    assert "[thatch] User decision model" in situation
+    assert "write the ledger test first" in situation
+    assert "refunds-via-ledger" not in situation  # shown recently: held back

@@ -1,101 +1,188 @@
-"""``thatch demo``: the main job end to end, in a throw-away home.
+"""``thatch demo``: the whole story of a Claude Code session, in a throw-away home.
 
-It saves a few memories with the real embedding model, recalls them by
-meaning and by words, shows that stores stay apart and that secrets are
-redacted, records a preference in the user decision model and shows which
-prompts fire it, then deletes the home. Later features extend the story here.
+It starts the real daemon, feeds the real hook commands the payloads Claude
+Code sends (session start, a batch of tool calls, prompts), saves memories
+and a preference through the real MCP server (``thatch mcp``, driven by the
+``mcp`` SDK's client), and prints what the agent would see at each step.
+Then it stops the daemon and deletes the home.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import tempfile
 import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
 
-from thatch.api import Thatch
-from thatch.api import open as open_thatch
-from thatch.cli.output import print_hits
-from thatch.decisions.nudge import format_block
-
-MEMORIES = (
-    ("tabs", "The user indents with tabs, never spaces.", "global"),
-    ("commit-style", "Commit messages are imperative and under 72 characters.", "global"),
-    (
-        "test-command",
-        "Run the test suite with `uv run pytest -x`; it needs no network.",
-        "acme/web",
-    ),
-    ("db-engine", "acme/web stores sessions in PostgreSQL 16, not Redis.", "acme/web"),
-    (
-        "deploy",
-        "Deploys go through the `make release` target; never push tags by hand.",
-        "acme/web",
-    ),
-    (
-        "api-auth",
-        "acme/api authenticates with token AKIA" + "ABCDEFGHIJKLMNOP in the CI env.",
-        "acme/api",
-    ),
+from thatch.demo_session import (
+    BATCH,
+    FIRST_PROMPT,
+    LATER_PROMPT,
+    MEMORIES,
+    PREFERENCE,
+    SESSION,
+    SITUATION_PROMPT,
+    prompt_payload,
+    session_start_payload,
 )
 
-QUERIES = (
-    ("whitespace convention", "acme/web", "by meaning: no word in common with 'tabs'"),
-    ("which database holds sessions?", "acme/web", "by meaning and by words"),
-    ("make release", "acme/web", "by words"),
-    ("how do I authenticate?", "acme/web", "acme/api's memory is not seen from acme/web"),
-    ("how do I authenticate?", "acme/api", "but it is from acme/api"),
-)
+REMOTE = "git@github.com:acme/shop.git"
 
 
-def _step(title: str) -> None:
-    print(f"\n== {title}")
+def thatch_command() -> list[str]:
+    """How to run this installation's ``thatch``: the console script beside the interpreter."""
+    script = Path(sys.executable).with_name("thatch")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "thatch"]
 
 
-def _decision_model(th: Thatch) -> None:
-    """Record a preference, confirm it once, and show which prompts fire it."""
-    situation, preference = (
-        "writing a function that parses input",
-        ("handle error cases before the happy path"),
+def _step(number: int, title: str, how: str) -> None:
+    print(f"\n== {number}. {title}\n   ({how})")
+
+
+def _show(text: str) -> None:
+    shown = text.strip() or "(nothing: the hook printed nothing)"
+    print("   | " + shown.replace("\n", "\n   | "))
+
+
+def _hook(command: str, payload: Mapping[str, Any], env: Mapping[str, str], cwd: Path) -> str:
+    """Run a hook command exactly as Claude Code does: payload on stdin, stdout to the agent."""
+    completed = subprocess.run(
+        [*thatch_command(), command],
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        env=dict(env),
+        cwd=cwd,
+        timeout=30,
+        check=False,
     )
-    _step("the user states a preference, then confirms it once")
-    for signal in ("create", "confirm"):
-        result = th.decisions.update(situation, preference, signal, store="global")
-        print(f"  {signal}: {result.outcome}, confidence {result.confidence:.4f}")
-    for prompt in ("Write a function to parse a JSON config file", "What's the weather in Lisbon?"):
-        _step(f"prompt {prompt!r}: what the agent is shown")
-        block = format_block(th.decisions.query(prompt, stores=["acme/web", "global"]))
-        print("  " + block.replace("\n", "\n  ") if block else "  (nothing: no situation fits)")
+    return completed.stdout
+
+
+def _project(folder: Path) -> Path:
+    """A git repository whose origin gives it the store acme/shop (global without git)."""
+    folder.mkdir()
+    try:
+        for args in (["init", "-q"], ["remote", "add", "origin", REMOTE]):
+            subprocess.run(["git", "-C", str(folder), *args], check=True, capture_output=True)
+    except (OSError, subprocess.CalledProcessError):
+        print("   (git is not available: memories go to the global store)")
+    return folder
+
+
+async def _agent_calls(
+    env: Mapping[str, str], project: Path, calls: list[tuple[str, dict]]
+) -> list:
+    """Call MCP tools the way an agent does: through ``thatch mcp`` over stdio."""
+    from mcp import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    command = thatch_command()
+    params = StdioServerParameters(
+        command=command[0],
+        args=[*command[1:], "mcp"],
+        env={**env, "CLAUDE_PROJECT_DIR": str(project)},
+        cwd=project,
+    )
+    results = []
+    # The server's stderr (warnings for a person at a terminal) stays out of the story.
+    with open(os.devnull, "w") as quiet:
+        async with (
+            stdio_client(params, errlog=quiet) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            for name, arguments in calls:
+                result = await session.call_tool(name, arguments)
+                text = result.content[0].text if result.content else ""
+                results.append((name, result.is_error, text))
+    return results
+
+
+def _call_tools(env: Mapping[str, str], project: Path, calls: list[tuple[str, dict]]) -> None:
+    import anyio
+
+    for name, is_error, text in anyio.run(_agent_calls, env, project, calls):
+        outcome = "error: " if is_error else ""
+        print(f"   {name} -> {outcome}{_brief(text)}")
+
+
+def _brief(text: str) -> str:
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return text[:120]
+    if isinstance(data, dict):
+        for key in ("action", "outcome", "drained"):
+            if key in data:
+                return f"{key}: {data[key]}"
+    return text[:120]
 
 
 def run_demo() -> int:
     """Run the demo; returns the exit status."""
-    with tempfile.TemporaryDirectory(prefix="thatch-demo-") as home, open_thatch(home) as th:
-        print(f"thatch demo in a throw-away home: {home}")
-        _step("remember")
+    from thatch.daemon.client import DaemonClient
+
+    with tempfile.TemporaryDirectory(prefix="thatch-demo-") as tmp:
+        home = Path(tmp) / "home"
+        env = {**os.environ, "THATCH_HOME": str(home)}
+        for variable in ("CLAUDE_PROJECT_DIR", "CURSOR_PROJECT_DIR", "THATCH_DB_PATH"):
+            env.pop(variable, None)
+        print(f"thatch demo: a Claude Code session, in a throw-away home ({tmp})")
+        project = _project(Path(tmp) / "shop")
+        client = DaemonClient(str(home), environ=env)
         started = time.perf_counter()
-        for label, content, store in MEMORIES:
-            result = th.remember(label, content, store=store)
-            extra = f", {result.redactions} secret redacted" if result.redactions else ""
-            print(f"  {result.action} {store} / {label}{extra}")
+        client.ensure_running(warm=True)
+        status = client.request("status")
         print(
-            f"  ({len(MEMORIES)} memories in {time.perf_counter() - started:.2f} s, "
-            f"model {th.embedder.model_id})"
+            f"   daemon started (pid {status['pid']}), model loaded in "
+            f"{time.perf_counter() - started:.1f} s"
         )
-
-        threshold = th.thresholds().recall
-        print(f"\n(a weak match is under the calibrated recall threshold, cosine {threshold})")
-        for query, store, why in QUERIES:
-            _step(f"search {query!r} in {store} + global ({why})")
-            print_hits(th.recall(query, stores=[store, "global"], limit=2), threshold)
-
-        _step("the stored secret")
-        print("  " + th.show("api-auth", "acme/api").content)
-
-        _step("stores")
-        for info in th.stores():
-            print(f"  {info.name}: {info.memories} memories")
-        _decision_model(th)
-    print(
-        "\nThe home was deleted. Try it for real: thatch remember LABEL CONTENT, "
-        "thatch search QUERY"
-    )
+        try:
+            _story(env, project)
+        finally:
+            client.stop()
+    print("\nThe daemon was stopped and the home deleted. To use thatch for real: thatch setup")
     return 0
+
+
+def _story(env: Mapping[str, str], project: Path) -> None:
+    _step(1, "the session starts", "SessionStart hook: thatch reminder")
+    _show(_hook("reminder", session_start_payload(project), env, project))
+
+    _step(2, "the agent runs three tools", "PostToolBatch hook: thatch buffer-batch")
+    for call in BATCH["tool_calls"]:
+        print(f"   {call['tool_name']} {json.dumps(call['tool_input'])[:90]}")
+    _show(_hook("buffer-batch", {**BATCH, "cwd": str(project)}, env, project))
+    print("   (queued for this session; note the secret in the Bash output)")
+
+    _step(3, f"the user asks: {FIRST_PROMPT!r}", "UserPromptSubmit hook: thatch flush-tools")
+    _show(_hook("flush-tools", prompt_payload(FIRST_PROMPT, project), env, project))
+
+    _step(4, "the agent saves what it learned", "MCP tools memory_remember, extraction_done")
+    calls = [
+        ("memory_remember", {"label": label, "content": content}) for label, content in MEMORIES
+    ]
+    calls.append(("extraction_done", {"session_id": SESSION}))
+    _call_tools(env, project, calls)
+
+    _step(5, f"later, the user asks: {LATER_PROMPT!r}", "thatch flush-tools")
+    _show(_hook("flush-tools", prompt_payload(LATER_PROMPT, project), env, project))
+
+    matcher, prediction = PREFERENCE
+    _step(6, "the user states a preference", "MCP tool prediction_update, signal create")
+    print(f"   when {matcher}: {prediction}")
+    _call_tools(
+        env,
+        project,
+        [("prediction_update", {"matcher": matcher, "prediction": prediction, "signal": "create"})],
+    )
+
+    _step(7, f"the user asks: {SITUATION_PROMPT!r}", "thatch flush-tools")
+    _show(_hook("flush-tools", prompt_payload(SITUATION_PROMPT, project), env, project))
+    print("   (a memory shown in this session waits 10 prompts before it is shown again)")

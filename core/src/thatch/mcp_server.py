@@ -136,12 +136,17 @@ def structured(result: Any, text: str, is_error: bool) -> dict[str, Any] | None:
 
 
 def build_server(
-    backend: ToolBackend, *, cwd: str | None = None, environ: Mapping[str, str] | None = None
+    backend: ToolBackend,
+    *,
+    cwd: str | None = None,
+    environ: Mapping[str, str] | None = None,
+    notice: str = "",
 ) -> Server[Any]:
     """The MCP server: tools listed by and called through ``backend``.
 
     ``cwd`` and ``environ`` (default: this process's) say where the caller's
-    project is.
+    project is. ``notice`` (a broken setup, say) is put before the
+    instructions the agent reads.
     """
     import anyio.to_thread
     from mcp import types
@@ -178,7 +183,7 @@ def build_server(
     return Server(
         "thatch",
         version=thatch.__version__,
-        instructions=INSTRUCTIONS,
+        instructions=f"{notice}\n\n{INSTRUCTIONS}" if notice else INSTRUCTIONS,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
@@ -222,12 +227,32 @@ def main(args: argparse.Namespace) -> int:
     home = getattr(args, "home", None)
     _configure_logging(home)
     backend = make_backend(home, in_process=bool(getattr(args, "in_process", False)))
+    notice = setup_notice(home)
+    if notice:
+        logging.getLogger("thatch").warning("%s", notice)
     try:
-        anyio.run(serve, build_server(backend))
+        anyio.run(serve, build_server(backend, notice=notice))
     finally:
         if isinstance(backend, InProcessBackend):
             backend.close()
     return 0
+
+
+def setup_notice(home: str | None, environ: Mapping[str, str] | None = None) -> str:
+    """What is missing or broken in the setup of the harness that started this server.
+
+    The harness is named by ``THATCH_HARNESS`` (``thatch setup`` puts it in
+    the MCP registration) or recognised by its variables. Empty when all is
+    well, the harness is unknown, or checking fails: a notice must never
+    keep the server from starting.
+    """
+    from thatch.setup.notice import notice_for
+
+    try:
+        return notice_for(home, os.environ if environ is None else environ)
+    except Exception:
+        logging.getLogger("thatch").exception("could not check the harness setup")
+        return ""
 
 
 def _configure_logging(home: str | None) -> None:

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from thatch.events import Event
     from thatch.nudges.model import Nudge
     from thatch.runtime import Runtime
+    from thatch.setup.model import SetupTarget
     from thatch.storage import Storage
     from thatch.tools.spec import Tool
 
@@ -202,6 +203,11 @@ class Plugins:
         """The hook output for ``harness`` (core's plain text when no plugin claims it)."""
         text = self.manager.hook.thatch_deliver(nudges=list(nudges), event=event, harness=harness)
         return text or ""
+
+    def setup_targets(self) -> list[SetupTarget]:
+        """The harnesses ``thatch setup`` can configure, by name."""
+        targets = [t for result in self.manager.hook.thatch_setup_targets() for t in result or ()]
+        return sorted(targets, key=lambda target: target.name)
 
     def tools(self) -> list[Tool]:
         """MCP tools contributed by plugins."""

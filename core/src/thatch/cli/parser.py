@@ -6,8 +6,10 @@ import argparse
 
 from thatch.cli import maintenance_commands as maintenance
 from thatch.cli import memory_commands as memory
+from thatch.cli import plugin_commands as plugins
 from thatch.cli import prediction_commands as predictions
 from thatch.cli import runtime_commands as runtime
+from thatch.cli import setup_commands as setup
 
 STORE_HELP = "a store name, or 'all' (default: this repository's store and global)"
 
@@ -121,7 +123,64 @@ def build_parser() -> argparse.ArgumentParser:
     add("demo", maintenance.demo, "remember and recall a few memories in a throw-away home")
     _add_predictions(commands, common, reader)
     _add_runtime(commands, common, reader)
+    _add_setup(commands, common, reader)
     return parser
+
+
+def _add_setup(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    common: argparse.ArgumentParser,
+    reader: argparse.ArgumentParser,
+) -> None:
+    """``thatch setup``, ``install``, ``uninstall`` and ``prime``."""
+    sub = commands.add_parser(
+        "setup",
+        help="turn thatch on for Claude Code, Cursor or opencode (this project, or --global)",
+        description=(
+            "Write the MCP registration, hooks, instructions and skills each chosen harness "
+            "needs. Asks on a terminal; in scripts, name the harnesses. Running it again "
+            "changes nothing; --uninstall removes exactly what it added."
+        ),
+        parents=[reader],
+    )
+    for name, title in (("claude", "Claude Code"), ("cursor", "Cursor"), ("opencode", "opencode")):
+        sub.add_argument(
+            f"--{name}", action="append_const", const=name, dest="harnesses", help=f"set up {title}"
+        )
+    sub.add_argument(
+        "--global",
+        dest="global_scope",
+        action="store_true",
+        help="for all your projects (user-level config) instead of one project",
+    )
+    sub.add_argument("--project", metavar="DIR", help="the project folder (default: here)")
+    sub.add_argument("--dry-run", action="store_true", help="print the diff, change nothing")
+    sub.add_argument("--uninstall", action="store_true", help="remove what setup added")
+    sub.add_argument(
+        "--status",
+        action="store_true",
+        help="show installed harness plugins, detected harnesses and what is set up",
+    )
+    sub.add_argument("--yes", action="store_true", help="do not ask; set up what is detected")
+    sub.set_defaults(run=setup.setup)
+
+    for name, handler, text in (
+        ("install", plugins.install, "install a plugin distribution into thatch's environment"),
+        ("uninstall", plugins.uninstall, "remove a plugin distribution from thatch's environment"),
+    ):
+        sub = commands.add_parser(name, help=text, description=text, parents=[common])
+        sub.add_argument("plugin", help="claude, cursor, opencode, or a distribution name or path")
+        sub.set_defaults(run=handler)
+
+    sub = commands.add_parser(
+        "prime",
+        help="let opencode, claude or cursor-agent explore this project and save what it learns",
+        description="Run the project-primer workflow once with the first agent CLI on PATH.",
+        parents=[common],
+    )
+    sub.add_argument("--harness", help="opencode, claude or cursor (default: the first found)")
+    sub.add_argument("--dry-run", action="store_true", help="print the command, do not run it")
+    sub.set_defaults(run=plugins.prime)
 
 
 def _add_runtime(
