@@ -29,7 +29,12 @@ if TYPE_CHECKING:
 
 SESSION = "Sess-7f3A-b2"  # mixed case: it must survive the capitals
 GITHUB_TOKEN = "gh" + "p_" + "".join(itertools.islice(itertools.cycle("a1B2c3D4e5F6"), 36))
-VERBATIM = ("fact-extractor", "memory_remember", "extraction_done", f'session_id="{SESSION}"')
+VERBATIM = (
+    "thatch-fact-extractor",
+    "memory_remember",
+    "extraction_done",
+    f'session_id="{SESSION}"',
+)
 
 
 def item(

@@ -73,7 +73,7 @@ def test_claude_single_tool_call_carries_its_identity() -> None:
     assert call.input["new_string"] == "ledger.refund(order_id, cents=refund)"
     assert call.response["filePath"] == "/home/dev/shop/src/orders/refund.py"
     assert call.call_id == "toolu_01Ab2Cd3Ef4Gh5Ij6Kl7Mn8O"
-    assert event.identity == f"tool:{SESSION}:toolu_01Ab2Cd3Ef4Gh5Ij6Kl7Mn8O"
+    assert event.identity == f"tool_use:{SESSION}:toolu_01Ab2Cd3Ef4Gh5Ij6Kl7Mn8O"
 
 
 def test_a_tool_call_without_an_id_has_no_identity() -> None:
@@ -162,7 +162,7 @@ def test_cursor_tool_call_is_recognised_by_conversation_id() -> None:
             failed=False,
         ),
     )
-    assert event.identity == "tool:conv-7:call-42"
+    assert event.identity == "tool_use:conv-7:call-42"
 
 
 def test_cursor_cwd_falls_back_to_the_first_workspace_root() -> None:

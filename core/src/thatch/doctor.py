@@ -45,11 +45,36 @@ def run_checks(home: str | None = None, cwd: Path | None = None) -> list[Check]:
         ("log", lambda: _log(located)),
     ]
     checks = [_guarded(name, check) for name, check in named]
-    try:
-        checks.extend(_harness_configs(project))
-    except Exception as exc:
-        checks.append(_failed("harness configs", exc))
+    for name, found in (
+        ("harness configs", lambda: list(_harness_configs(project))),
+        ("harness setups", lambda: list(_harness_setups(home, project))),
+    ):
+        try:
+            checks.extend(found())
+        except Exception as exc:
+            checks.append(_failed(name, exc))
     return checks
+
+
+def _harness_setups(home: str | None, project: Path) -> Iterator[Check]:
+    """Each harness plugin's own verdict on its setup, for the harnesses in use here."""
+    from thatch.config import Config
+    from thatch.plugins import Plugins
+    from thatch.setup.model import SetupContext
+
+    config = Config.load(home)
+    for target in Plugins.load(config).setup_targets():
+        context = SetupContext(
+            scope="project", project=project, user_home=Path.home(), command=("thatch",)
+        )
+        if not target.detect(context).found:
+            continue
+        problems = list(target.problems(context))
+        if problems:
+            fix = f"thatch setup --{target.name} (or --{target.name} --global)"
+            yield Check(f"{target.title} setup", "warn", "; ".join(problems), fix)
+        else:
+            yield Check(f"{target.title} setup", "ok", "set up")
 
 
 def show_checks(checks: list[Check]) -> None:

@@ -3,7 +3,7 @@
 Every tool call a session makes (thatch's own excepted) is queued, redacted
 and truncated, by :func:`interactions_from`. On the next prompt,
 :func:`extraction_nudge` shows the queue to the agent with the instruction
-to save durable facts (the ``fact-extractor`` skill) and call
+to save durable facts (the ``thatch-fact-extractor`` skill) and call
 ``extraction_done``; each prompt it is ignored, the nudge gets louder.
 """
 
@@ -52,7 +52,7 @@ THATCH_TOOL_NAMES: tuple[str, ...] = (
 )
 
 #: The skill that tells the agent how to turn interactions into memories.
-EXTRACTION_SKILL = "fact-extractor"
+EXTRACTION_SKILL = "thatch-fact-extractor"
 
 #: The smallest room, in characters, an interaction gets in the nudge; with
 #: less, fewer interactions are shown (the rest wait for a later nudge).
@@ -221,7 +221,7 @@ def build_extraction_nudge(
 ) -> ExtractionNudge:
     """Build the tier-1 nudge that asks the agent to save what the queue taught.
 
-    The text is a header, the instruction (use the fact-extractor skill, save
+    The text is a header, the instruction (use the thatch-fact-extractor skill, save
     with ``memory_remember``, then call ``extraction_done`` for this session)
     and the oldest interactions, numbered, cut so the whole text fits
     ``budget``. ``short_text`` is the header, instruction and count alone.

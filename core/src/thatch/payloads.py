@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from thatch.errors import InvalidInputError
-from thatch.events import Event, EventKind, ToolCall
+from thatch.events import Event, EventKind, ToolCall, shared_identity
 
 #: The event each named command stands for, and its Claude Code event name.
 COMMAND_EVENTS: dict[str, tuple[EventKind, str]] = {
@@ -33,29 +33,32 @@ def parse_command_payload(
     kind, default_event = COMMAND_EVENTS[command]
     env = env or {}
     cursor = "conversation_id" in payload or bool(env.get("CURSOR_VERSION"))
-    session_id = _text(payload, "conversation_id" if "conversation_id" in payload else "session_id")
-    hook_event = _optional_text(payload, "hook_event_name") or default_event
-    cwd = _optional_text(payload, "cwd") or _first_root(payload)
+    session_id = text_field(
+        payload, "conversation_id" if "conversation_id" in payload else "session_id"
+    )
+    hook_event = optional_text(payload, "hook_event_name") or default_event
+    cwd = optional_text(payload, "cwd") or first_root(payload)
     fields: dict[str, Any] = {}
     if command == "buffer-batch":
         calls = payload.get("tool_calls")
         if not isinstance(calls, list):
             raise InvalidInputError("payload field 'tool_calls' must be a list of tool calls")
         fields["tool_calls"] = tuple(
-            _tool_call(call, f"tool_calls[{i}].") for i, call in enumerate(calls)
+            tool_call(call, f"tool_calls[{i}].") for i, call in enumerate(calls)
         )
     elif command == "buffer-tool":
-        call = _tool_call(payload, "")
+        call = tool_call(payload, "")
         failed = hook_event == "postToolUseFailure" or call.failed
         fields["tool_calls"] = (
             ToolCall(call.name, call.input, call.response, call.call_id, failed),
         )
-        if call.call_id:
-            fields["identity"] = f"tool:{session_id}:{call.call_id}"
+        # The same rule as the harness plugins, so one call reported both
+        # ways (a named hook and `thatch hook`) is taken once.
+        fields["identity"] = shared_identity("tool_use", session_id, call.call_id)
     elif kind == "prompt":
-        fields["prompt"] = _text(payload, "prompt", allow_empty=True)
+        fields["prompt"] = text_field(payload, "prompt", allow_empty=True)
     elif kind == "session_start":
-        fields["source"] = _optional_text(payload, "source")
+        fields["source"] = optional_text(payload, "source")
     return Event(
         kind=kind,
         harness="cursor" if cursor else "claude",
@@ -66,11 +69,11 @@ def parse_command_payload(
     )
 
 
-def _tool_call(data: Any, where: str) -> ToolCall:
+def tool_call(data: Any, where: str) -> ToolCall:
     """One tool call; ``where`` prefixes field names in errors (``tool_calls[2].``)."""
     if not isinstance(data, Mapping):
         raise InvalidInputError(f"{where.rstrip('.') or 'payload'} must be a JSON object")
-    name = _text(data, "tool_name", where=where)
+    name = text_field(data, "tool_name", where=where)
     response = data.get("tool_response", data.get("tool_output"))
     if isinstance(response, str) and "tool_output" in data:
         # Cursor sends the output as a JSON string.
@@ -81,12 +84,14 @@ def _tool_call(data: Any, where: str) -> ToolCall:
         name=name,
         input=data.get("tool_input"),
         response=response if error is None else {"error": error, "response": response},
-        call_id=_optional_text(data, "tool_use_id", where=where),
+        call_id=optional_text(data, "tool_use_id", where=where),
         failed=error is not None,
     )
 
 
-def _text(data: Mapping[str, Any], key: str, *, allow_empty: bool = False, where: str = "") -> str:
+def text_field(
+    data: Mapping[str, Any], key: str, *, allow_empty: bool = False, where: str = ""
+) -> str:
     value = data.get(key)
     if not isinstance(value, str) or (not value and not allow_empty):
         wanted = "a string" if allow_empty else "a non-empty string"
@@ -96,7 +101,7 @@ def _text(data: Mapping[str, Any], key: str, *, allow_empty: bool = False, where
     return value
 
 
-def _optional_text(data: Mapping[str, Any], key: str, *, where: str = "") -> str | None:
+def optional_text(data: Mapping[str, Any], key: str, *, where: str = "") -> str | None:
     value = data.get(key)
     if value is None:
         return None
@@ -122,7 +127,7 @@ def _described(value: Any) -> str:
     return kind.get(type(value), f"a {type(value).__name__}")
 
 
-def _first_root(payload: Mapping[str, Any]) -> str | None:
+def first_root(payload: Mapping[str, Any]) -> str | None:
     roots = payload.get("workspace_roots")
     if isinstance(roots, list) and roots and isinstance(roots[0], str):
         return roots[0]

@@ -53,8 +53,12 @@ def handle_hook(app: Runtime, request: Mapping[str, Any], *, replay: bool = Fals
     app.plugins.ingest(event, app)
     if replay:
         return ""
-    if event.kind == "session_start" and command in ("reminder", "hook"):
+    if event.kind == "session_start" and command == "reminder":
         return _format(_session_reminder(app, event), event, request)
+    if event.kind == "session_start" and command == "hook":
+        # The harness plugin decides how its harness reads the reminder.
+        reminder = Nudge(source="reminder", text=_session_reminder(app, event))
+        return app.plugins.deliver([reminder], event, event.harness)
     if event.kind != "prompt":
         return ""
     if _silenced(app, event):

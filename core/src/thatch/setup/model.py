@@ -37,6 +37,25 @@ class SetupContext:
 
         return shlex.join([*self.command, *args])
 
+    def hook_command(self, *args: str) -> str:
+        """The command line a harness's hook runs: :meth:`run` after ``env``'s assignments.
+
+        Hook configs have no place for environment variables, so a
+        ``THATCH_HOME`` in use is set on the command line itself.
+        """
+        import shlex
+
+        assignments = [f"{name}={shlex.quote(value)}" for name, value in sorted(self.env.items())]
+        return " ".join([*assignments, self.run(*args)])
+
+    def mcp_env(self, harness: str) -> dict[str, str]:
+        """Environment of the MCP registration: ``env``, and which harness starts the server.
+
+        ``THATCH_HARNESS`` lets ``thatch mcp`` check that harness's setup and
+        tell the agent what is missing.
+        """
+        return {**self.env, "THATCH_HARNESS": harness}
+
 
 @attrs.frozen
 class JsonEntry:

@@ -1,0 +1,161 @@
+"""Claude Code hook payloads as core events (``thatch hook claude EVENT``).
+
+The event name on the command line decides the kind; the payload gives the
+session, the folder and what the event carries:
+
+=================  ===============  ==========================================
+Claude Code event  core kind        from the payload
+=================  ===============  ==========================================
+SessionStart       session_start    ``source`` (startup, resume, clear, compact)
+UserPromptSubmit   prompt           ``prompt``
+PostToolUse        tool_use         one call: ``tool_name``, ``tool_input``,
+                                    ``tool_response``, ``tool_use_id``
+PostToolBatch      tool_use         ``tool_calls[]``, each shaped like the above
+Stop               stop
+SubagentStop       subagent_stop
+PreCompact         compact          ``trigger`` (manual, auto) as ``source``
+SessionEnd         session_end      ``reason`` as ``source``
+=================  ===============  ==========================================
+
+Every payload has ``session_id`` and ``cwd``; a malformed field raises
+:class:`~thatch.errors.InvalidInputError` naming it.
+
+Cursor runs Claude Code hooks too
+---------------------------------
+Cursor also runs the hooks in ``.claude/settings.json``, so with both the
+Claude and the Cursor plugin set up, one Cursor event can reach
+``thatch hook claude ...`` and ``thatch hook cursor ...``. Both plugins give
+such an event the same identity, and core processes it once. The rule,
+which the Cursor plugin mirrors (:func:`cursor_identity`):
+
+- A payload came from Cursor when it has ``conversation_id`` or
+  ``cursor_version``. Its session is ``conversation_id`` (``session_id``
+  when absent), so both plugins record the same session.
+- Its identity is ``shared_identity(kind, conversation_id, key)`` with key:
+  a ``tool_use`` event: the tool call id (several calls: their ids joined by
+  ``,``; none when a call has no id); a ``prompt``: ``generation_id``; a
+  ``session_start``: the conversation id itself; any other kind: none (no
+  identity; Cursor names no key for them and processing one twice is harmless).
+- Payloads from Claude Code itself get no identity: only Cursor repeats events.
+
+The event's harness stays ``claude`` either way: whoever runs the hook reads
+its output the Claude Code way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from thatch.errors import InvalidInputError
+from thatch.events import Event, EventKind, ToolCall, shared_identity
+
+# Core's payload helpers, so both paths name bad fields the same way.
+from thatch.payloads import first_root, optional_text, text_field, tool_call
+
+from thatch_claude import HARNESS
+
+#: Each Claude Code hook event thatch understands, and the core kind it becomes.
+EVENT_KINDS: Mapping[str, EventKind] = {
+    "SessionStart": "session_start",
+    "UserPromptSubmit": "prompt",
+    "PostToolUse": "tool_use",
+    "PostToolBatch": "tool_use",
+    "Stop": "stop",
+    "SubagentStop": "subagent_stop",
+    "PreCompact": "compact",
+    "SessionEnd": "session_end",
+}
+
+#: The payload field that becomes ``Event.source``: why it started, compacts or ends.
+SOURCE_FIELDS: Mapping[str, str] = {
+    "SessionStart": "source",
+    "PreCompact": "trigger",
+    "SessionEnd": "reason",
+}
+
+#: Fields only Cursor's payloads have: their presence means Cursor ran the hook.
+CURSOR_FIELDS = ("conversation_id", "cursor_version")
+
+
+def parse_event(hook_event: str, payload: Mapping[str, Any]) -> Event:
+    """The core event for one Claude Code hook payload.
+
+    :param hook_event: the Claude Code event name from the command line
+        (``UserPromptSubmit``); it decides the kind, since Cursor may name
+        the event differently in the payload.
+    :param payload: the JSON object the harness wrote to the hook's stdin.
+    :raises InvalidInputError: the event is unknown or a field is malformed;
+        the message names the field.
+    """
+    kind = EVENT_KINDS.get(hook_event)
+    if kind is None:
+        known = ", ".join(EVENT_KINDS)
+        raise InvalidInputError(
+            f"unknown Claude Code hook event {hook_event!r}; thatch handles {known} "
+            "(run 'thatch setup --claude' to rewrite the hooks)"
+        )
+    if not isinstance(payload, Mapping):
+        raise InvalidInputError(f"the {hook_event} payload must be a JSON object")
+    from_cursor = came_from_cursor(payload)
+    session_id = text_field(
+        payload, "conversation_id" if "conversation_id" in payload else "session_id"
+    )
+    calls = _tool_calls(hook_event, payload)
+    fields: dict[str, Any] = {"tool_calls": calls}
+    if kind == "prompt":
+        fields["prompt"] = text_field(payload, "prompt", allow_empty=True)
+    if hook_event in SOURCE_FIELDS:
+        fields["source"] = optional_text(payload, SOURCE_FIELDS[hook_event])
+    if from_cursor:
+        call_ids = [call.call_id for call in calls]
+        fields["identity"] = cursor_identity(kind, session_id, payload, call_ids)
+    return Event(
+        kind=kind,
+        harness=HARNESS,
+        session_id=session_id,
+        hook_event=hook_event,
+        cwd=optional_text(payload, "cwd") or first_root(payload),
+        **fields,
+    )
+
+
+def came_from_cursor(payload: Mapping[str, Any]) -> bool:
+    """Whether Cursor, not Claude Code, ran the hook that received ``payload``."""
+    return any(field in payload for field in CURSOR_FIELDS)
+
+
+def cursor_identity(
+    kind: str,
+    conversation_id: str,
+    payload: Mapping[str, Any],
+    call_ids: Sequence[str | None] = (),
+) -> str | None:
+    """The identity of an event Cursor reports through both plugins (see the module docs).
+
+    :param kind: the core event kind.
+    :param conversation_id: Cursor's ``conversation_id``.
+    :param payload: the payload, for ``generation_id``.
+    :param call_ids: the ids of the event's tool calls, in order.
+    :raises InvalidInputError: ``generation_id`` is not a string.
+    """
+    key: str | None = None
+    if kind == "tool_use":
+        ids = [call_id for call_id in call_ids if call_id]
+        key = ",".join(ids) if ids and len(ids) == len(call_ids) else None
+    elif kind == "prompt":
+        key = optional_text(payload, "generation_id")
+    elif kind == "session_start":
+        key = conversation_id
+    return shared_identity(kind, conversation_id, key)
+
+
+def _tool_calls(hook_event: str, payload: Mapping[str, Any]) -> tuple[ToolCall, ...]:
+    if hook_event == "PostToolUse":
+        return (tool_call(payload, ""),)
+    if hook_event != "PostToolBatch":
+        return ()
+    calls = payload.get("tool_calls")
+    if not isinstance(calls, list):
+        raise InvalidInputError("payload field 'tool_calls' must be a list of tool calls")
+    return tuple(tool_call(call, f"tool_calls[{i}].") for i, call in enumerate(calls))

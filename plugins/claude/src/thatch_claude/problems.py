@@ -1,0 +1,242 @@
+"""What is missing or broken in a Claude Code setup, each problem with its fix.
+
+Claude Code merges its configuration levels, so a project setup counts what
+the user level provides too (a user-scope MCP server, hooks in
+``~/.claude/settings.json``); a global setup looks at the user level only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from thatch.setup.model import SetupContext
+
+from thatch_claude import HARNESS
+from thatch_claude.files import SERVER_NAME, ClaudeFiles, files_for
+from thatch_claude.target import HOOK_EVENTS
+
+Which = Callable[[str], str | None]
+
+# A leading NAME=value word of a shell command sets a variable; it is not the program.
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def find_problems(context: SetupContext, which: Which) -> list[str]:
+    """Every problem of the Claude Code setup in ``context``, each ending with its fix.
+
+    :param context: the scope to check; project scope also counts user-level config.
+    :param which: finds a program on PATH (``shutil.which``).
+    """
+    files = files_for(context)
+    fix = _fix(context)
+    configs = _Configs()
+    found = [
+        *_mcp_problems(files, configs, which, fix),
+        *_hook_problems(files, configs, which, fix),
+    ]
+    return [*configs.problems, *found]
+
+
+def _fix(context: SetupContext) -> str:
+    if context.scope == "global" or context.project is None:
+        command = context.run("setup", f"--{HARNESS}", "--global")
+    else:
+        command = context.run("setup", f"--{HARNESS}", "--project", str(context.project))
+    return f"fix: run `{command}`"
+
+
+class _Configs:
+    """JSON config files read once each; unreadable ones become problems."""
+
+    def __init__(self) -> None:
+        self._loaded: dict[Path, dict[str, Any]] = {}
+        self.problems: list[str] = []
+
+    def read(self, path: Path) -> dict[str, Any]:
+        if path not in self._loaded:
+            self._loaded[path] = self._load(path)
+        return self._loaded[path]
+
+    def _load(self, path: Path) -> dict[str, Any]:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return {}
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            self.problems.append(
+                f"Claude Code cannot use {path}: {exc}; fix the file by hand "
+                "(thatch setup never overwrites a file it cannot read)"
+            )
+            return {}
+        if not isinstance(data, dict):
+            self.problems.append(
+                f"{path} holds {type(data).__name__} instead of a JSON object; fix it by hand"
+            )
+            return {}
+        return data
+
+
+def _lookup(data: Any, *keys: str) -> Any:
+    for key in keys:
+        if not isinstance(data, Mapping):
+            return None
+        data = data.get(key)
+    return data
+
+
+# -- the MCP server -----------------------------------------------------------------
+def _mcp_problems(files: ClaudeFiles, configs: _Configs, which: Which, fix: str) -> list[str]:
+    user = configs.read(files.user_config)
+    servers = [(files.user_config, _lookup(user, "mcpServers", SERVER_NAME))]
+    if files.project_key is not None:
+        # Local scope (``claude mcp add --scope local``) lives under the project's key.
+        local = _lookup(user, "projects", files.project_key, "mcpServers", SERVER_NAME)
+        servers.append((files.user_config, local))
+    shared = _lookup(configs.read(files.mcp_file), "mcpServers", SERVER_NAME)
+    if files.mcp_file != files.user_config:
+        servers.append((files.mcp_file, shared))
+    registered = [(path, server) for path, server in servers if server is not None]
+    if not registered:
+        if files.project_key is None:
+            where = f"in {files.user_config} (user scope)"
+        else:
+            where = f"for this project (neither in {files.mcp_file} nor in {files.user_config})"
+        return [
+            f"Claude Code has no '{SERVER_NAME}' MCP server {where}, "
+            f"so the memory tools are missing; {fix}"
+        ]
+    problems = [
+        problem
+        for path, server in registered
+        if (problem := _server_problem(path, server, which, fix)) is not None
+    ]
+    only_shared = all(path == files.mcp_file for path, _ in registered)
+    if only_shared and files.project_key is not None and not _approved(files, configs):
+        settings = ", ".join(str(path) for path in _settings_files(files))
+        old_place = f"{files.user_config} under {'.'.join(files.approval_keys)}"
+        problems.append(
+            f"the '{SERVER_NAME}' server in {files.mcp_file} waits for approval "
+            f"('claude mcp list' shows it pending): no enabledMcpjsonServers lists it "
+            f"(looked in {settings} and {old_place}); {fix}"
+        )
+    return problems
+
+
+def _server_problem(path: Path, server: Any, which: Which, fix: str) -> str | None:
+    command = server.get("command") if isinstance(server, Mapping) else None
+    if not isinstance(command, str) or not command:
+        return f"the '{SERVER_NAME}' MCP server in {path} has no command; {fix}"
+    if not _runnable(command, which):
+        return (
+            f"the '{SERVER_NAME}' MCP server in {path} runs '{command}', which is not found; {fix}"
+        )
+    return None
+
+
+def _approved(files: ClaudeFiles, configs: _Configs) -> bool:
+    """Whether the user let Claude Code start the project's ``.mcp.json`` servers.
+
+    Setup writes the approval to ``.claude/settings.local.json``. Older Claude
+    Code kept it in ``~/.claude.json`` under the project's key (2.1.197 moves it
+    to the local settings when it starts), and ``enableAllProjectMcpServers``
+    approves every server, so all of these count.
+    """
+    listed = _lookup(configs.read(files.user_config), *files.approval_keys)
+    if isinstance(listed, list) and SERVER_NAME in listed:
+        return True
+    for path in _settings_files(files):
+        settings = configs.read(path)
+        if settings.get("enableAllProjectMcpServers") is True:
+            return True
+        enabled = settings.get("enabledMcpjsonServers")
+        if isinstance(enabled, list) and SERVER_NAME in enabled:
+            return True
+    return False
+
+
+# -- hooks --------------------------------------------------------------------------
+def _hook_problems(files: ClaudeFiles, configs: _Configs, which: Which, fix: str) -> list[str]:
+    # event -> (settings file, program) of each hook that runs ``thatch hook claude EVENT``
+    found: dict[str, list[tuple[Path, str]]] = {}
+    for path in _settings_files(files):
+        for event, command in _hook_commands(configs.read(path)):
+            program = _thatch_hook_program(command, event)
+            if program is not None:
+                found.setdefault(event, []).append((path, program))
+    problems = []
+    missing = [event for event in HOOK_EVENTS if event not in found]
+    if missing:
+        places = " or ".join(str(path) for path in _settings_files(files))
+        problems.append(
+            f"Claude Code runs no thatch hook for {', '.join(missing)} (looked in {places}), "
+            f"so thatch misses those events and cannot nudge; {fix}"
+        )
+    if "PostToolUse" in found and "PostToolBatch" in found:
+        path = found["PostToolUse"][0][0]
+        problems.append(
+            f"both PostToolUse and PostToolBatch run thatch, so each tool call is queued "
+            f"twice; fix: remove the PostToolUse hook running thatch from {path}"
+        )
+    # One problem per file and program, not per event: all the hooks usually share both.
+    broken: dict[tuple[Path, str], list[str]] = {}
+    for event, hooks in found.items():
+        for path, program in hooks:
+            if not _runnable(program, which):
+                broken.setdefault((path, program), []).append(event)
+    for (path, program), events in broken.items():
+        problems.append(
+            f"the thatch hooks for {', '.join(events)} in {path} run '{program}', "
+            f"which is not found; {fix}"
+        )
+    return problems
+
+
+def _settings_files(files: ClaudeFiles) -> list[Path]:
+    """The settings files whose hooks Claude Code runs for this scope, project level first."""
+    user = files.user_config.parent / ".claude" / "settings.json"
+    if files.settings == user:
+        return [user]
+    return [files.settings, files.settings.with_name("settings.local.json"), user]
+
+
+def _hook_commands(settings: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
+    """``(event, command)`` for every command hook in one settings file."""
+    hooks = settings.get("hooks")
+    if not isinstance(hooks, Mapping):
+        return
+    for event, entries in hooks.items():
+        for entry in entries if isinstance(entries, list) else ():
+            inner = entry.get("hooks") if isinstance(entry, Mapping) else None
+            for hook in inner if isinstance(inner, list) else ():
+                command = hook.get("command") if isinstance(hook, Mapping) else None
+                if isinstance(command, str):
+                    yield str(event), command
+
+
+def _thatch_hook_program(command: str, event: str) -> str | None:
+    """The program of ``command`` if it runs ``... hook claude EVENT``, else None.
+
+    The program is the first word after any ``NAME=value`` assignments:
+    ``thatch``, or the absolute path setup wrote when thatch was not on PATH.
+    """
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    wanted = ["hook", HARNESS, event]
+    if not any(words[i : i + 3] == wanted for i in range(len(words) - 2)):
+        return None
+    return next(word for word in words if not _ASSIGNMENT.match(word))
+
+
+def _runnable(program: str, which: Which) -> bool:
+    if os.sep in program or (os.altsep and os.altsep in program):
+        path = Path(program).expanduser()
+        return path.is_file() and os.access(path, os.X_OK)
+    return which(program) is not None

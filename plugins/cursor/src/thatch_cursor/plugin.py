@@ -1,0 +1,46 @@
+"""The pluggy entry point: Cursor's payloads, its hook output, and its setup target."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from thatch import hookimpl
+
+from thatch_cursor import HARNESS
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping, Sequence
+    from typing import Any
+
+    from thatch.events import Event
+    from thatch.nudges.model import Nudge
+    from thatch.setup.model import SetupTarget
+
+
+@hookimpl
+def thatch_parse_event(harness: str, hook_event: str, payload: Mapping[str, Any]) -> Event | None:
+    """The core event for ``thatch hook cursor EVENT``; None for other harnesses."""
+    if harness != HARNESS:
+        return None
+    # Imported here so that loading the plugin (every thatch command) stays cheap.
+    from thatch_cursor.payloads import parse_event
+
+    return parse_event(hook_event, payload)
+
+
+@hookimpl
+def thatch_deliver(nudges: Sequence[Nudge], event: Event, harness: str) -> str | None:
+    """Nudges as Cursor's ``{"additional_context": ...}``; None for other harnesses."""
+    if harness != HARNESS:
+        return None
+    from thatch_cursor.delivery import deliver
+
+    return deliver(nudges, event)
+
+
+@hookimpl
+def thatch_setup_targets() -> Iterable[SetupTarget]:
+    """Cursor's setup target: hooks.json, mcp.json and the thatch rule."""
+    from thatch_cursor.target import CursorTarget
+
+    return [CursorTarget()]

@@ -1,0 +1,158 @@
+"""What is missing or broken in a Cursor setup, each problem with its fix.
+
+``thatch mcp`` asks this when Cursor starts it, with its own idea of the
+command (bare ``thatch``), so the checks look for thatch's hooks and server
+by their arguments, whatever program path setup wrote.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from thatch.setup.model import SetupContext
+
+from thatch_cursor import HARNESS, jsonfile
+from thatch_cursor.rules import rule_text
+from thatch_cursor.target import HOOKED_EVENTS, CursorPaths
+
+Which = Callable[[str], str | None]
+
+#: ``NAME=value`` before the program: setup sets ``THATCH_HOME`` that way in hooks.
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def find_problems(context: SetupContext, paths: CursorPaths, which: Which) -> list[str]:
+    """Every problem of the Cursor files for ``context`` (empty: set up well)."""
+    fix = _fix(context)
+    found = _hook_problems(paths.hooks, fix, which)
+    found.extend(_mcp_problems(paths.mcp, fix, which))
+    if paths.rule is not None:
+        found.extend(_rule_problems(paths.rule, fix))
+    return found
+
+
+def _fix(context: SetupContext) -> str:
+    """The command that repairs this scope's setup, as a sentence ending."""
+    if context.scope == "global":
+        return "run 'thatch setup --cursor --global'"
+    return f"run '{shlex.join(['thatch', 'setup', '--cursor', '--project', str(context.project)])}'"
+
+
+def _hook_problems(path: Path, fix: str, which: Which) -> list[str]:
+    data, problem = _read(path, fix, "Cursor's hooks are not set up")
+    if problem:
+        return [problem]
+    hooks = data.get("hooks") if isinstance(data, dict) else None
+    if not isinstance(hooks, dict):
+        return [f'{path} has no "hooks" object, so Cursor never runs thatch; {fix}']
+    found: list[str] = []
+    missing: list[str] = []
+    doubled: list[str] = []
+    programs: list[str] = []
+    for event in HOOKED_EVENTS:
+        argvs = [argv for argv in _commands(hooks.get(event)) if _runs_hook(argv, event)]
+        if not argvs:
+            missing.append(event)
+        elif len(argvs) > 1:
+            doubled.append(event)
+        programs.extend(argv[0] for argv in argvs)
+    if missing:
+        found.append(f"{path} does not run thatch on {', '.join(missing)}; {fix}")
+    if doubled:
+        found.append(
+            f"{path} runs thatch more than once on {', '.join(doubled)}; "
+            "keep one 'hook cursor' entry per event"
+        )
+    found.extend(_unrunnable(path, programs, fix, which))
+    return found
+
+
+def _mcp_problems(path: Path, fix: str, which: Which) -> list[str]:
+    data, problem = _read(path, fix, "Cursor has no thatch MCP server")
+    if problem:
+        return [problem]
+    servers = data.get("mcpServers") if isinstance(data, dict) else None
+    server = servers.get("thatch") if isinstance(servers, dict) else None
+    if not isinstance(server, dict):
+        return [f"{path} does not register the thatch MCP server, so memory tools are off; {fix}"]
+    command, args = server.get("command"), server.get("args", [])
+    if not isinstance(command, str) or not isinstance(args, list) or not args or args[-1] != "mcp":
+        return [f"{path}: the \"thatch\" server does not run 'thatch mcp'; {fix}"]
+    return _unrunnable(path, [command], fix, which)
+
+
+def _rule_problems(path: Path, fix: str) -> list[str]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return [
+            f"the Cursor rule {path} is missing, so the agent is not told how to use thatch; {fix}"
+        ]
+    except (OSError, UnicodeDecodeError) as exc:
+        return [f"the Cursor rule {path} cannot be read ({exc}); {fix}"]
+    if text != rule_text():
+        return [f"the Cursor rule {path} is out of date; {fix}"]
+    return []
+
+
+def _read(path: Path, fix: str, absent: str) -> tuple[Any, str | None]:
+    """The file's data, or a problem saying why there is none."""
+    try:
+        data = jsonfile.load(path)
+    except ValueError as exc:
+        # The reader's message already names the file, the spot and the fix.
+        return None, str(exc)
+    if data is jsonfile.MISSING:
+        return None, f"{absent}: {path} does not exist; {fix}"
+    return data, None
+
+
+def _commands(entries: Any) -> list[list[str]]:
+    """The argument lists of a hooks.json event's entries, without leading assignments.
+
+    Entries that are not shell words (an unclosed quote) are skipped.
+    """
+    if not isinstance(entries, list):
+        return []
+    argvs = []
+    for entry in entries:
+        command = entry.get("command") if isinstance(entry, dict) else None
+        if not isinstance(command, str):
+            continue
+        try:
+            argv = shlex.split(command)
+        except ValueError:
+            continue
+        while argv and _ASSIGNMENT.match(argv[0]):
+            argv = argv[1:]
+        if argv:
+            argvs.append(argv)
+    return argvs
+
+
+def _runs_hook(argv: list[str], event: str) -> bool:
+    """Whether ``argv`` is thatch's hook command for ``event`` (any program path)."""
+    return len(argv) >= 4 and argv[-3:-1] == ["hook", HARNESS] and argv[-1].lower() == event.lower()
+
+
+def _unrunnable(path: Path, programs: list[str], fix: str, which: Which) -> list[str]:
+    """A problem for each distinct program that cannot be started."""
+    found = []
+    for program in dict.fromkeys(programs):
+        if os.sep in program or (os.altsep and os.altsep in program):
+            if not (os.path.isfile(program) and os.access(program, os.X_OK)):
+                found.append(
+                    f"{path} runs {program!r}, which is not an executable file; {fix} "
+                    "to write the current path"
+                )
+        elif which(program) is None:
+            found.append(
+                f"{path} runs {program!r}, which is not on PATH; {fix} "
+                "(it writes thatch's absolute path when thatch is not on PATH)"
+            )
+    return found

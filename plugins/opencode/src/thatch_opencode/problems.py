@@ -1,0 +1,160 @@
+"""What is missing or broken in an opencode setup, each problem with its fix.
+
+``thatch mcp`` asks this when opencode starts it, with its own idea of the
+command (bare ``thatch``), so the checks look for thatch's server and plugin
+by what they run, whatever program path setup wrote.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from thatch.errors import InvalidInputError
+from thatch.setup.model import SetupContext
+
+from thatch_opencode import HARNESS
+from thatch_opencode.instructions import BLOCK_NAME
+from thatch_opencode.jsplugin import rendered_command, rendered_template_id, template_id
+from thatch_opencode.target import CONFIG_NAMES, OpencodePaths
+
+Which = Callable[[str], str | None]
+
+
+def find_problems(context: SetupContext, paths: OpencodePaths, which: Which) -> list[str]:
+    """Every problem of the opencode files for ``context`` (empty: set up well)."""
+    fix = _fix(context)
+    configs, found = _read_configs(paths.config_folder, fix)
+    found.extend(_server_problems(configs, paths, fix, which))
+    found.extend(_plugin_problems(paths.plugin, fix, which))
+    if context.scope == "project":
+        found.extend(_block_problems(paths.instructions, fix))
+    else:
+        found.extend(_instructions_problems(configs, paths, fix))
+    return found
+
+
+def _fix(context: SetupContext) -> str:
+    """The command that repairs this scope's setup, as a sentence ending."""
+    if context.scope == "global":
+        return f"run 'thatch setup --{HARNESS} --global'"
+    argv = ["thatch", "setup", f"--{HARNESS}", "--project", str(context.project)]
+    return f"run '{shlex.join(argv)}'"
+
+
+def _read_configs(folder: Path, fix: str) -> tuple[dict[Path, dict[str, Any]], list[str]]:
+    """Each config file of ``folder`` that holds an object (opencode merges them all)."""
+    from thatch.setup import jsonc
+
+    configs: dict[Path, dict[str, Any]] = {}
+    problems: list[str] = []
+    for name in CONFIG_NAMES:
+        path = folder / name
+        try:
+            data = jsonc.loads(path.read_text(encoding="utf-8"), str(path))
+        except FileNotFoundError:
+            continue
+        except (OSError, UnicodeDecodeError) as exc:
+            problems.append(f"{path} cannot be read ({exc}); make it readable, then {fix}")
+            continue
+        except InvalidInputError as exc:
+            # The parser's message names the line and column and says what to do.
+            problems.append(f"opencode cannot read its config: {exc}")
+            continue
+        if data is None:
+            continue
+        if not isinstance(data, dict):
+            problems.append(f"{path} must hold a JSON object; fix it, then {fix}")
+            continue
+        configs[path] = data
+    return configs, problems
+
+
+def _server_problems(
+    configs: dict[Path, dict[str, Any]], paths: OpencodePaths, fix: str, which: Which
+) -> list[str]:
+    servers = [
+        (path, data["mcp"]["thatch"])
+        for path, data in configs.items()
+        if isinstance(data.get("mcp"), dict) and "thatch" in data["mcp"]
+    ]
+    if not servers:
+        return [
+            f"{paths.config} does not register the thatch MCP server, so memory tools are off; "
+            f"{fix}"
+        ]
+    # opencode reads opencode.json, then opencode.jsonc over it: the first found wins.
+    path, server = servers[0]
+    if not isinstance(server, dict):
+        return [f'{path}: "mcp"."thatch" must be an object; {fix}']
+    command = server.get("command")
+    if server.get("type") != "local" or not _is_command(command) or command[-1] != "mcp":
+        return [f'{path}: "mcp"."thatch" does not run \'thatch mcp\' as a local server; {fix}']
+    if server.get("enabled") is False:
+        return [
+            f'{path}: the thatch MCP server is disabled ("enabled": false); '
+            "set it to true to use memory tools"
+        ]
+    return _unrunnable(path, command[0], fix, which)
+
+
+def _plugin_problems(plugin: Path, fix: str, which: Which) -> list[str]:
+    try:
+        source = plugin.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return [f"{plugin} is missing, so opencode never sends events to thatch (no nudges); {fix}"]
+    except (OSError, UnicodeDecodeError) as exc:
+        return [f"{plugin} cannot be read ({exc}); {fix}"]
+    if rendered_template_id(source) != template_id():
+        return [f"{plugin} was written by another version of thatch-opencode; {fix}"]
+    command = rendered_command(source)
+    if command is None:
+        return [f"{plugin} has no command to run thatch; {fix}"]
+    return _unrunnable(plugin, command[0], fix, which)
+
+
+def _block_problems(agents: Path, fix: str) -> list[str]:
+    from thatch.setup.blocks import begin_marker
+
+    try:
+        text = agents.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        text = ""
+    except (OSError, UnicodeDecodeError) as exc:
+        return [f"{agents} cannot be read ({exc}); {fix}"]
+    if begin_marker(BLOCK_NAME) not in text:
+        return [f"{agents} has no thatch instructions block; {fix}"]
+    return []
+
+
+def _instructions_problems(
+    configs: dict[Path, dict[str, Any]], paths: OpencodePaths, fix: str
+) -> list[str]:
+    wanted = str(paths.instructions)
+    listed = any(
+        isinstance(data.get("instructions"), list) and wanted in data["instructions"]
+        for data in configs.values()
+    )
+    if not listed:
+        return [f'{paths.config} does not list {wanted} under "instructions"; {fix}']
+    if not paths.instructions.is_file():
+        return [f'{wanted} is missing (opencode lists it under "instructions"); {fix}']
+    return []
+
+
+def _is_command(value: Any) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(v, str) for v in value)
+
+
+def _unrunnable(where: Path, program: str, fix: str, which: Which) -> list[str]:
+    """A problem when ``program`` (a bare name or a path) cannot be run from here."""
+    if os.sep in program or (os.altsep and os.altsep in program):
+        if os.path.isfile(program) and os.access(program, os.X_OK):
+            return []
+        return [f"{where} runs {program}, which is missing or not executable; {fix}"]
+    if which(program):
+        return []
+    return [f"{where} runs '{program}', which is not on PATH; {fix}"]

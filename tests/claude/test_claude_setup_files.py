@@ -1,0 +1,227 @@
+"""The files ``thatch setup --claude`` writes, through core's setup engine, against golden trees.
+
+Each case builds a user home and a project in a temporary folder, applies
+the Claude target's changes with :mod:`thatch.setup.engine`, and compares
+every file under both with ``golden/files/<case>/`` (the temporary folder
+written as ``<root>``). The skills are compared with the package's own files
+instead, so their text lives in one place. ``THATCH_UPDATE_GOLDEN=1``
+rewrites the trees after a deliberate change.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from thatch.setup import engine
+from thatch.setup.model import SetupContext
+from thatch_claude.instructions import skills
+from thatch_claude.target import ClaudeTarget
+
+GOLDEN = Path(__file__).parent / "golden" / "files"
+ROOT_MARK = "<root>"
+SKILLS_FOLDER = Path("user") / ".claude" / "skills"
+
+Snapshot = dict[str, str]
+
+
+def snapshot(root: Path) -> Snapshot:
+    """Every file under ``root`` but the state folder: relative path → text, ``<root>`` marked."""
+    found = {}
+    for path in sorted(root.rglob("*")):
+        relative = path.relative_to(root)
+        if path.is_file() and relative.parts[0] != "state":
+            found[relative.as_posix()] = path.read_text().replace(str(root), ROOT_MARK)
+    return found
+
+
+def written_skills(root: Path) -> Snapshot:
+    folder = root / SKILLS_FOLDER
+    return {path.parent.name: path.read_text() for path in sorted(folder.glob("*/SKILL.md"))}
+
+
+def without_skills(files: Snapshot) -> Snapshot:
+    prefix = SKILLS_FOLDER.as_posix() + "/"
+    return {path: text for path, text in files.items() if not path.startswith(prefix)}
+
+
+def check_golden(case: str, files: Snapshot) -> None:
+    folder = GOLDEN / case
+    if os.environ.get("THATCH_UPDATE_GOLDEN") == "1":
+        shutil.rmtree(folder, ignore_errors=True)
+        for relative, text in files.items():
+            path = folder / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+    expected = {
+        path.relative_to(folder).as_posix(): path.read_text()
+        for path in sorted(folder.rglob("*"))
+        if path.is_file()
+    }
+    assert files == expected
+
+
+# -- existing, unrelated configuration ------------------------------------------------
+def existing_project(root: Path) -> None:
+    """A project and home whose Claude Code config thatch must keep intact."""
+    project = root / "shop"
+    (project / ".claude").mkdir(parents=True)
+    (project / ".mcp.json").write_text(
+        '{\n    "mcpServers": {\n        "postgres": {\n'
+        '            "command": "npx",\n'
+        '            "args": ["-y", "@modelcontextprotocol/server-postgres"]\n'
+        "        }\n    }\n}\n"
+    )
+    settings = {
+        "permissions": {"allow": ["Bash(make lint)"]},
+        "hooks": {
+            "PostToolUse": [
+                {
+                    "matcher": "Edit|Write",
+                    "hooks": [{"type": "command", "command": "make format"}],
+                }
+            ],
+            "Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}],
+        },
+    }
+    (project / ".claude" / "settings.json").write_text(json.dumps(settings, indent=2) + "\n")
+    # The user's own approval of the postgres server: thatch's joins it.
+    local = {"permissions": {"allow": ["Bash(npm test)"]}, "enabledMcpjsonServers": ["postgres"]}
+    (project / ".claude" / "settings.local.json").write_text(json.dumps(local, indent=2) + "\n")
+    (project / "CLAUDE.md").write_text("# Shop\n\nMoney is in cents. Run `make lint`.\n")
+    home = root / "user"
+    (home / ".claude").mkdir(parents=True)
+    user_config = {
+        "numStartups": 12,
+        "projects": {"/home/dev/other": {"allowedTools": [], "enabledMcpjsonServers": ["db"]}},
+    }
+    (home / ".claude.json").write_text(json.dumps(user_config, indent=2) + "\n")
+    (home / ".claude" / "settings.json").write_text('{"model": "opus"}\n')
+    (home / ".claude" / "CLAUDE.md").write_text("Answer briefly.\n")
+
+
+def empty(root: Path) -> None:
+    (root / "shop").mkdir()
+    (root / "user").mkdir()
+
+
+def project_context(root: Path) -> SetupContext:
+    return SetupContext(
+        scope="project", project=root / "shop", user_home=root / "user", command=("thatch",)
+    )
+
+
+def global_context(root: Path) -> SetupContext:
+    return SetupContext(
+        scope="global",
+        project=None,
+        user_home=root / "user",
+        command=(str(root / "venv" / "bin" / "thatch"),),
+        env={"THATCH_HOME": str(root / "thatch home")},
+    )
+
+
+CASES: dict[str, tuple[Callable[[Path], None], Callable[[Path], SetupContext]]] = {
+    "project_empty": (empty, project_context),
+    "project_existing": (existing_project, project_context),
+    "global_empty": (empty, global_context),
+    "global_existing": (existing_project, global_context),
+}
+
+
+def setup(root: Path, context: SetupContext) -> engine.ApplyReport:
+    """What ``thatch setup --claude`` does: plan against the manifest, then apply."""
+    key = engine.scope_key(context)
+    edits = engine.plan(
+        ClaudeTarget().changes(context), engine.installed(root / "state", "claude", key)
+    )
+    return engine.apply(edits, state_dir=root / "state", target="claude", scope_key=key)
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    return tmp_path.resolve()
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_setup_writes_the_golden_files(case: str, root: Path) -> None:
+    prepare, make_context = CASES[case]
+    prepare(root)
+    assert setup(root, make_context(root)).changed
+    files = snapshot(root)
+    check_golden(case, without_skills(files))
+    assert written_skills(root) == {skill.name: skill.content for skill in skills()}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_a_second_run_changes_nothing(case: str, root: Path) -> None:
+    prepare, make_context = CASES[case]
+    prepare(root)
+    setup(root, make_context(root))
+    after_first = snapshot(root)
+    context = make_context(root)
+    key = engine.scope_key(context)
+    edits = engine.plan(
+        ClaudeTarget().changes(context), engine.installed(root / "state", "claude", key)
+    )
+    assert not any(edit.changed for edit in edits)
+    assert not setup(root, context).changed
+    assert snapshot(root) == after_first
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_uninstall_leaves_everything_as_it_was(case: str, root: Path) -> None:
+    prepare, make_context = CASES[case]
+    prepare(root)
+    before = snapshot(root)
+    context = make_context(root)
+    setup(root, context)
+    assert snapshot(root) != before
+    report = engine.uninstall(root / "state", "claude", engine.scope_key(context))
+    assert report.changed
+    assert snapshot(root) == before
+    # Folders thatch created are gone too; the ones that were there stay.
+    assert not (root / SKILLS_FOLDER).exists()
+    assert (root / "shop").is_dir()
+    assert (root / "user").is_dir()
+
+
+def test_a_project_setup_leaves_the_users_own_settings_alone(root: Path) -> None:
+    existing_project(root)
+    # ~/.claude.json included: Claude Code moves project approvals out of it when it
+    # starts, so an approval written there would be written again by every setup.
+    user_files = [
+        root / "user" / ".claude" / "settings.json",
+        root / "user" / ".claude" / "CLAUDE.md",
+        root / "user" / ".claude.json",
+    ]
+    before = [path.read_text() for path in user_files]
+    setup(root, project_context(root))
+    assert [path.read_text() for path in user_files] == before
+
+
+def test_a_project_setup_approves_the_server_in_the_local_settings(root: Path) -> None:
+    existing_project(root)
+    setup(root, project_context(root))
+    local = json.loads((root / "shop" / ".claude" / "settings.local.json").read_text())
+    assert local["enabledMcpjsonServers"] == ["postgres", "thatch"]
+    assert local["permissions"] == {"allow": ["Bash(npm test)"]}
+
+
+@pytest.mark.parametrize("make_context", [project_context, global_context])
+def test_after_setup_the_target_reports_no_problems(
+    make_context: Callable[[Path], SetupContext], root: Path
+) -> None:
+    existing_project(root)
+    context = make_context(root)
+    setup(root, context)
+    program = root / "venv" / "bin" / "thatch"
+    program.parent.mkdir(parents=True)
+    program.write_text("#!/bin/sh\n")
+    program.chmod(0o755)
+    target = ClaudeTarget(which=lambda name: "/usr/bin/thatch" if name == "thatch" else None)
+    assert target.problems(context) == []

@@ -1,0 +1,129 @@
+"""`thatch setup` through the real console script: choose, preview, apply, repeat, undo."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from .conftest import THATCH, Runner, as_json
+
+USER_RULES = """{
+  // my own hooks
+  "version": 1,
+  "hooks": {"stop": [{"command": "notify-send done"}]}
+}
+"""
+
+
+@pytest.fixture
+def user_home(tmp_path: Path) -> Path:
+    folder = tmp_path / "user"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    folder = tmp_path / "project"
+    (folder / ".cursor").mkdir(parents=True)
+    (folder / ".cursor" / "hooks.json").write_text(USER_RULES)
+    return folder
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+def test_setup_previews_applies_repeats_and_undoes(
+    thatch: Runner, project: Path, user_home: Path
+) -> None:
+    env = {"HOME": str(user_home)}
+    before = snapshot(project)
+
+    preview = thatch("setup", "--cursor", "--dry-run", cwd=project, env=env)
+    assert "+++ " + str(project / ".cursor" / "mcp.json") in preview.stdout
+    assert snapshot(project) == before  # a dry run writes nothing
+
+    applied = as_json(thatch("setup", "--cursor", "--json", cwd=project, env=env))
+    assert applied[0]["harness"] == "cursor"
+    hooks = (project / ".cursor" / "hooks.json").read_text()
+    assert "// my own hooks" in hooks  # the user's comment and hook survive
+    assert "notify-send done" in hooks
+    assert "hook cursor beforeSubmitPrompt" in hooks
+    assert applied[0]["backups"]  # the user's file was copied before the first change
+
+    again = thatch("setup", "--cursor", cwd=project, env=env)
+    assert "nothing to change" in again.stdout
+
+    status = as_json(thatch("setup", "--status", "--json", cwd=project, env=env))
+    assert {"claude", "cursor", "opencode"} <= set(status["plugins"])
+    assert [i["harness"] for i in status["installed"]] == ["cursor"]
+
+    thatch("setup", "--cursor", "--uninstall", cwd=project, env=env)
+    assert snapshot(project) == before
+
+
+def test_setup_without_a_choice_in_a_script_says_how(thatch: Runner, project: Path) -> None:
+    completed = thatch("setup", cwd=project, check=False)
+    assert completed.returncode == 2
+    assert "thatch setup --claude --cursor --opencode" in completed.stderr
+
+
+def test_a_missing_project_folder_is_named(thatch: Runner, tmp_path: Path) -> None:
+    completed = thatch("setup", "--cursor", "--project", str(tmp_path / "nope"), check=False)
+    assert completed.returncode == 2
+    assert "nope does not exist" in completed.stderr
+
+
+async def _instructions(params: StdioServerParameters) -> str:
+    with open(os.devnull, "w") as quiet:
+        async with (
+            stdio_client(params, errlog=quiet) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            result = await session.initialize()
+            return result.instructions or ""
+
+
+@pytest.mark.slow
+def test_thatch_mcp_tells_the_agent_what_its_harness_lacks(
+    home: Path, project: Path, user_home: Path
+) -> None:
+    params = StdioServerParameters(
+        command=str(THATCH),
+        args=["mcp", "--in-process"],
+        env={
+            "THATCH_HOME": str(home),
+            "HOME": str(user_home),
+            "THATCH_HARNESS": "claude",
+            "CLAUDE_PROJECT_DIR": str(project),
+            "PATH": os.environ.get("PATH", ""),
+        },
+        cwd=project,
+    )
+    instructions = anyio.run(_instructions, params)
+    assert "Claude Code setup is incomplete" in instructions
+    assert "thatch setup --claude" in instructions
+    assert "memory_recall" in instructions  # the usual instructions follow
+
+
+def test_the_bare_command_is_used_only_when_path_finds_this_thatch(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from thatch.cli import setup_commands
+
+    ours = Path(sys.executable).with_name("thatch")
+    monkeypatch.setattr(setup_commands.shutil, "which", lambda name: str(ours))
+    assert setup_commands.thatch_command() == ("thatch",)
+    monkeypatch.setattr(setup_commands.shutil, "which", lambda name: "/usr/bin/thatch")
+    assert setup_commands.thatch_command() == (str(ours),)
+    monkeypatch.setattr(setup_commands.shutil, "which", lambda name: None)
+    assert setup_commands.thatch_command() == (str(ours),)
+    assert json.dumps(setup_commands.thatch_command())  # plain strings, for JSON configs

@@ -1,0 +1,218 @@
+"""``thatch setup --opencode``: detection and the changes the opencode target asks for.
+
+The changes are compared with golden files in ``tests/data/opencode/setup/``.
+After a deliberate change, rewrite them with ``THATCH_UPDATE_GOLDEN=1`` and
+review the diff.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+import thatch_opencode.plugin
+from thatch.setup.model import (
+    Change,
+    JsonEntry,
+    JsonListItem,
+    OwnedFile,
+    SetupContext,
+    SetupTarget,
+    TextBlock,
+)
+from thatch.testing import plugins_with
+from thatch_opencode.instructions import instructions_text
+from thatch_opencode.jsplugin import render
+from thatch_opencode.target import OpencodeTarget, global_config_folder
+
+GOLDEN = Path(__file__).parent.parent / "data" / "opencode" / "setup"
+
+
+def target(**found: str) -> OpencodeTarget:
+    """The target with a PATH holding exactly ``found`` (program → path) and no XDG folders."""
+    return OpencodeTarget(which=found.get, environ={})
+
+
+def as_data(change: Change, context: SetupContext) -> dict[str, Any]:
+    """One change as JSON, with the temporary folders replaced by placeholders."""
+    path = str(change.path).replace(str(context.user_home), "<home>")
+    if context.project is not None:
+        path = path.replace(str(context.project), "<project>")
+    if isinstance(change, JsonEntry):
+        return {"set": path, "keys": list(change.keys), "value": change.value}
+    if isinstance(change, JsonListItem):
+        item = str(change.item).replace(str(context.user_home), "<home>")
+        return {"append": path, "keys": list(change.keys), "item": item}
+    if isinstance(change, TextBlock):
+        return {"block": path, "name": change.name, "text": f"<{change.name} block>"}
+    if isinstance(change, OwnedFile):
+        return {"own": path, "content": f"<{change.path.name}>", "executable": change.executable}
+    raise AssertionError(f"unexpected change {change!r}")
+
+
+def check_golden(name: str, text: str) -> None:
+    golden = GOLDEN / name
+    if os.environ.get("THATCH_UPDATE_GOLDEN"):
+        golden.parent.mkdir(parents=True, exist_ok=True)
+        golden.write_text(text, encoding="utf-8")
+    assert text == golden.read_text(encoding="utf-8"), f"{golden} differs"
+
+
+def changes_json(context: SetupContext) -> str:
+    changes = target().changes(context)
+    return json.dumps([as_data(change, context) for change in changes], indent=2) + "\n"
+
+
+# -- the changes, against golden files ---------------------------------------------
+def test_project_changes_match_the_golden_file(project_context: SetupContext) -> None:
+    check_golden("changes-project.json", changes_json(project_context))
+
+
+def test_global_changes_match_the_golden_file(global_context: SetupContext) -> None:
+    check_golden("changes-global.json", changes_json(global_context))
+
+
+def test_the_instructions_match_the_golden_file() -> None:
+    check_golden("instructions.md", instructions_text())
+
+
+def test_the_plugin_file_matches_the_golden_file(project_context: SetupContext) -> None:
+    (plugin,) = [
+        change
+        for change in target().changes(project_context)
+        if isinstance(change, OwnedFile) and change.path.suffix == ".js"
+    ]
+    check_golden("thatch.js", plugin.content)
+
+
+# -- the changes, one by one -------------------------------------------------------
+def changes_of(context: SetupContext) -> list[Change]:
+    return list(target().changes(context))
+
+
+def test_the_mcp_server_runs_the_setup_command_with_its_environment(
+    global_context: SetupContext,
+) -> None:
+    context = attrs.evolve(global_context, env={"THATCH_HOME": "/srv/h"})
+    (server,) = [c for c in changes_of(context) if isinstance(c, JsonEntry)]
+    assert server.keys == ("mcp", "thatch")
+    assert server.value == {
+        "type": "local",
+        "command": ["/opt/thatch tools/bin/thatch", "mcp"],
+        "enabled": True,
+        "environment": {"THATCH_HOME": "/srv/h"},
+    }
+
+
+def test_the_plugin_is_rendered_with_the_command_and_environment(
+    project_context: SetupContext, project: Path
+) -> None:
+    (plugin,) = [c for c in changes_of(project_context) if isinstance(c, OwnedFile)]
+    assert plugin.path == project / ".opencode" / "plugins" / "thatch.js"
+    assert plugin.content == render(("thatch",), {"THATCH_HOME": "/srv/thatch-home"})
+    assert not plugin.executable
+
+
+def test_a_project_gets_an_agents_md_block(project_context: SetupContext, project: Path) -> None:
+    (block,) = [c for c in changes_of(project_context) if isinstance(c, TextBlock)]
+    assert (block.path, block.name, block.text) == (
+        project / "AGENTS.md",
+        "thatch",
+        instructions_text(),
+    )
+
+
+def test_a_global_setup_lists_its_own_instructions_file(
+    global_context: SetupContext, user_home: Path
+) -> None:
+    changes = changes_of(global_context)
+    folder = user_home / ".config" / "opencode"
+    (listed,) = [c for c in changes if isinstance(c, JsonListItem)]
+    assert (listed.path, listed.keys, listed.item) == (
+        folder / "opencode.json",
+        ("instructions",),
+        str(folder / "thatch-instructions.md"),
+    )
+    owned = {c.path: c.content for c in changes if isinstance(c, OwnedFile)}
+    assert owned[folder / "thatch-instructions.md"] == instructions_text()
+    assert folder / "plugins" / "thatch.js" in owned
+    assert not any(isinstance(c, TextBlock) for c in changes)
+
+
+def test_an_existing_opencode_jsonc_is_edited_instead(
+    project_context: SetupContext, project: Path
+) -> None:
+    (project / "opencode.jsonc").write_text('{\n  // mine\n  "theme": "dark"\n}\n')
+    (server,) = [c for c in changes_of(project_context) if isinstance(c, JsonEntry)]
+    assert server.path == project / "opencode.jsonc"
+
+
+def test_a_global_opencode_jsonc_is_edited_instead(
+    global_context: SetupContext, user_home: Path
+) -> None:
+    # opencode writes this file itself on its first run.
+    folder = user_home / ".config" / "opencode"
+    folder.mkdir(parents=True)
+    (folder / "opencode.jsonc").write_text('{\n  "$schema": "https://opencode.ai/config.json"\n}\n')
+    paths = {c.path for c in changes_of(global_context) if isinstance(c, JsonEntry | JsonListItem)}
+    assert paths == {folder / "opencode.jsonc"}
+
+
+def test_a_project_setup_needs_a_project(project_context: SetupContext) -> None:
+    with pytest.raises(ValueError, match="--project DIR"):
+        target().changes(attrs.evolve(project_context, project=None))
+
+
+def test_xdg_config_home_counts_only_for_the_real_home(tmp_path: Path) -> None:
+    environ = {"XDG_CONFIG_HOME": str(tmp_path / "xdg")}
+    assert global_config_folder(Path.home(), environ) == tmp_path / "xdg" / "opencode"
+    assert global_config_folder(tmp_path, environ) == tmp_path / ".config" / "opencode"
+    assert global_config_folder(Path.home(), {"XDG_CONFIG_HOME": "relative"}) == (
+        Path.home() / ".config" / "opencode"
+    )
+
+
+# -- detection ---------------------------------------------------------------------
+def test_nothing_is_detected_in_an_empty_home(project_context: SetupContext) -> None:
+    detection = target().detect(project_context)
+    assert (detection.found, detection.evidence) == (False, ())
+
+
+def test_the_binary_on_path_is_evidence(project_context: SetupContext) -> None:
+    detection = target(opencode="/usr/bin/opencode").detect(project_context)
+    assert detection.found
+    assert detection.evidence == ("opencode on PATH (/usr/bin/opencode)",)
+
+
+@pytest.mark.parametrize("name", ["opencode.json", "opencode.jsonc", ".opencode"])
+def test_project_files_are_evidence(
+    project_context: SetupContext, project: Path, name: str
+) -> None:
+    if name.startswith("."):
+        (project / name).mkdir()
+    else:
+        (project / name).write_text("{}")
+    assert target().detect(project_context).evidence == (str(project / name),)
+
+
+def test_the_config_folder_is_evidence(global_context: SetupContext, user_home: Path) -> None:
+    folder = user_home / ".config" / "opencode"
+    folder.mkdir(parents=True)
+    assert target().detect(global_context).evidence == (str(folder),)
+
+
+def test_a_global_context_ignores_project_folders(
+    global_context: SetupContext, project: Path
+) -> None:
+    (project / ".opencode").mkdir()
+    assert not target().detect(global_context).found
+
+
+def test_the_plugin_offers_the_opencode_target() -> None:
+    (offered,) = plugins_with(thatch_opencode.plugin).setup_targets()
+    assert isinstance(offered, SetupTarget)
+    assert (offered.name, offered.title) == ("opencode", "opencode")
