@@ -29,10 +29,13 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from thatch.embedding import Embedder, Thresholds
+    from thatch.models import HygieneReport
     from thatch.sessions.store import SessionStore
 
 #: How long a project's git store and branch are trusted before asking git again.
 PROJECT_TTL_SECONDS = 2.0
+#: How long a project's hygiene report (for the session-start reminder) is reused.
+HYGIENE_TTL_SECONDS = 600.0
 
 log = logging.getLogger("thatch")
 
@@ -72,6 +75,9 @@ class Runtime:
         self._views: dict[tuple[str, str | None], tuple[float, Thatch]] = {}
         self._lock = threading.Lock()
         self._deferred = threading.local()
+        # project folder -> (made at, report); folders whose report is being made.
+        self._hygiene: dict[str, tuple[float, HygieneReport]] = {}
+        self._hygiene_running: set[str] = set()
 
     @cached_property
     def sessions(self) -> SessionStore:
@@ -106,6 +112,35 @@ class Runtime:
             view = self._base.view(Path(key[0]))
             self._views[key] = (now, view)
             return view
+
+    def hygiene(self, th: Thatch) -> HygieneReport | None:
+        """The project's last hygiene report, refreshed in the background when old.
+
+        A near-duplicate scan of a large store takes longer than a hook may
+        run, so the session-start reminder uses the report made earlier (and
+        none the very first time).
+        """
+        key = str(th.cwd)
+        with self._lock:
+            made = self._hygiene.get(key)
+            fresh = made is not None and time.monotonic() - made[0] < HYGIENE_TTL_SECONDS
+            if not fresh and key not in self._hygiene_running:
+                self._hygiene_running.add(key)
+                threading.Thread(target=self._make_hygiene, args=(th,), daemon=True).start()
+        return made[1] if made else None
+
+    def _make_hygiene(self, th: Thatch) -> None:
+        key = str(th.cwd)
+        try:
+            report = th.hygiene()
+        except Exception:
+            log.exception("hygiene report for %s failed", key)
+            return
+        finally:
+            with self._lock:
+                self._hygiene_running.discard(key)
+        with self._lock:
+            self._hygiene[key] = (time.monotonic(), report)
 
     def defer(self, work: Callable[[], None]) -> None:
         """Run ``work`` once the current request is answered (writes off the hot path)."""

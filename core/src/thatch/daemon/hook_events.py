@@ -131,7 +131,8 @@ def _delivered(app: Runtime, event: Event, chosen: list[Nudge]) -> None:
 def _session_reminder(app: Runtime, event: Event) -> str:
     from thatch.nudges.reminder import session_reminder
 
-    return session_reminder(app.project(event.cwd))
+    th = app.project(event.cwd)
+    return session_reminder(th, hygiene=app.hygiene(th))
 
 
 def _format(text: str, event: Event, request: Mapping[str, Any]) -> str:

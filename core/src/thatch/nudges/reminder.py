@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final, Literal
 
 from thatch.models import GLOBAL_STORE, HygieneReport
 from thatch.nudges.model import Nudge
@@ -23,13 +23,26 @@ def save_reminder() -> Nudge:
     return Nudge(source=SOURCE, text=SAVE_REMINDER, tier=3)
 
 
-def session_reminder(th: Thatch, *, now: datetime | None = None) -> str:
+#: ``session_reminder(hygiene=COMPUTE)``: build the hygiene report now.
+COMPUTE: Final = "compute"
+
+
+def session_reminder(
+    th: Thatch,
+    *,
+    now: datetime | None = None,
+    hygiene: HygieneReport | Literal["compute"] | None = COMPUTE,
+) -> str:
     """What ``thatch reminder`` prints at session start (under 1,200 characters).
 
     The project's store, how to recall and what to save, the extraction
     flow, and — only when something needs attention — the hygiene heartbeat.
     ``now`` decides which memories are stale (default: the current time).
+    ``hygiene`` is a report made earlier (the daemon keeps one per project,
+    since a duplicate scan of a large store takes longer than a hook may),
+    None to leave the heartbeat out, or :data:`COMPUTE`.
     """
+    report = th.hygiene(now=now) if hygiene == COMPUTE else hygiene
     return "\n".join(
         [
             "[thatch] Memory for this session",
@@ -40,7 +53,7 @@ def session_reminder(th: Thatch, *, now: datetime | None = None) -> str:
             "fixes, user preferences), one per label; not passing task state.",
             "- When a prompt carries thatch's extraction block, save the facts worth "
             "keeping from the tool output it lists, then call extraction_done.",
-            *_hygiene_lines(th.hygiene(now=now)),
+            *(_hygiene_lines(report) if isinstance(report, HygieneReport) else []),
         ]
     )
 
