@@ -5,8 +5,15 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+from daemon_hooks import RuntimeFactory
+from thatch.setup.model import SetupContext
+from thatch.testing import EventRecorder
+
+if TYPE_CHECKING:
+    from thatch.runtime import Runtime
 
 # Tests never read the developer's own thatch config or data.
 for variable in (
@@ -33,3 +40,89 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     folder.mkdir()
     monkeypatch.setenv("THATCH_HOME", str(folder))
     return folder
+
+
+@pytest.fixture
+def runtimes(home: Path) -> Iterator[RuntimeFactory]:
+    """Daemon runtimes on ``home``: sqlite, core's builtins and the plugins a test names.
+
+    ``config=`` writes ``home/config/config.toml`` first. Every runtime made is
+    closed after the test.
+    """
+    import thatch_sqlite.plugin
+    from thatch.testing import make_runtime
+
+    opened: list[Runtime] = []
+
+    def make(*plugins: object, config: str = "") -> Runtime:
+        if config:
+            (home / "config").mkdir(exist_ok=True)
+            (home / "config" / "config.toml").write_text(config)
+        runtime = make_runtime(home, thatch_sqlite.plugin, *plugins)
+        opened.append(runtime)
+        return runtime
+
+    yield make
+    for runtime in opened:
+        runtime.close()
+
+
+@pytest.fixture
+def observer() -> EventRecorder:
+    """A plugin that records every event observers are shown; pass it to ``runtimes``."""
+    return EventRecorder()
+
+
+@pytest.fixture
+def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A project folder outside git, also the process's working directory."""
+    folder = tmp_path / "project"
+    folder.mkdir()
+    monkeypatch.chdir(folder)
+    return folder
+
+
+# -- thatch setup ------------------------------------------------------------------
+@pytest.fixture
+def user_home(tmp_path: Path) -> Path:
+    """An empty stand-in for the user's home folder (``~``) of a setup."""
+    folder = tmp_path / "user"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """An empty project folder to set up."""
+    folder = tmp_path / "shop"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture
+def state(tmp_path: Path) -> Path:
+    """The setup engine's state folder (manifest, backups); not created."""
+    return tmp_path / "state"
+
+
+@pytest.fixture
+def project_context(user_home: Path, project: Path) -> SetupContext:
+    """A project setup run with ``thatch`` on PATH and a THATCH_HOME in use."""
+    return SetupContext(
+        scope="project",
+        project=project,
+        user_home=user_home,
+        command=("thatch",),
+        env={"THATCH_HOME": "/srv/thatch-home"},
+    )
+
+
+@pytest.fixture
+def global_context(user_home: Path) -> SetupContext:
+    """A global setup run where thatch is not on PATH (an absolute path with a space)."""
+    return SetupContext(
+        scope="global",
+        project=None,
+        user_home=user_home,
+        command=("/opt/thatch tools/bin/thatch",),
+    )

@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import copy
-import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 import thatch_claude.plugin
+from recorded import recorded
 from thatch.errors import InvalidInputError
 from thatch.events import Event, ToolCall, shared_identity
 from thatch.testing import plugins_with
 from thatch_claude.events import EVENT_KINDS
 
-DATA = Path(__file__).parent.parent / "data" / "claude"
 SESSION = "3f1c2a9e-7b4d-4c1e-9a55-0d2f6e8b1c47"
 CWD = "/home/dev/shop"
 CONVERSATION = "c92d1e07-3a4b-4f6c-b815-5e2a9d0f7c31"
@@ -33,8 +31,7 @@ FILES = {
 
 
 def load(name: str) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((DATA / f"{name}.json").read_text())
-    return data
+    return recorded("claude", name)
 
 
 def parse(hook_event: str, payload: Any, harness: str = "claude") -> Event | None:

@@ -3,127 +3,74 @@ core's recording and nudges, and the plugin's delivery, on a real runtime."""
 
 from __future__ import annotations
 
-import importlib
-import json
 import logging
-import time
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import thatch_claude.plugin
-import thatch_sqlite.plugin
-from thatch import hookimpl
-from thatch.builtin import BUILTIN_PLUGINS
-from thatch.config import Config
-from thatch.daemon.hook_events import handle_hook
-from thatch.events import Event
+from daemon_hooks import RuntimeFactory
+from recorded import recorded
 from thatch.runtime import Runtime
-from thatch.testing import plugins_with
+from thatch.testing import EventRecorder, send_hook
 
-DATA = Path(__file__).parent.parent / "data" / "claude"
 SESSION = "claude-session-1"
 EXTRACTION_MARK = "from this session may hold knowledge worth keeping"
 
 
-class Observer:
-    """Records every event shown to ``thatch_ingest``."""
-
-    def __init__(self) -> None:
-        self.events: list[Event] = []
-
-    @hookimpl
-    def thatch_ingest(self, event: Event, app: Runtime) -> None:
-        self.events.append(event)
-
-
 @pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A project folder outside git, also the working directory."""
-    folder = tmp_path / "project"
-    folder.mkdir()
-    monkeypatch.chdir(folder)
-    return folder
+def app(runtimes: RuntimeFactory, workdir: Path, observer: EventRecorder) -> Runtime:
+    return runtimes(thatch_claude.plugin, observer)
 
 
-@pytest.fixture
-def observer() -> Observer:
-    return Observer()
-
-
-@pytest.fixture
-def app(home: Path, project: Path, observer: Observer) -> Iterator[Runtime]:
-    builtins = [importlib.import_module(module) for module in BUILTIN_PLUGINS.values()]
-    plugins = plugins_with(thatch_sqlite.plugin, *builtins, thatch_claude.plugin, observer)
-    runtime = Runtime(Config.load(home, environ={}), plugins)
-    yield runtime
-    runtime.close()
-
-
-def payload(name: str, project: Path, **changes: Any) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((DATA / f"{name}.json").read_text())
+def payload(name: str, workdir: Path, **changes: Any) -> dict[str, Any]:
+    data = recorded("claude", name)
     if "conversation_id" not in data:
-        data.update(session_id=SESSION, cwd=str(project))
+        data.update(session_id=SESSION, cwd=str(workdir))
     data.update(changes)
     return data
 
 
-def hook(app: Runtime, event: str, body: dict[str, Any], **extra: Any) -> str:
+def hook(app: Runtime, event: str, body: dict[str, Any], harness: str = "claude") -> str:
     """What ``thatch hook claude EVENT`` prints, then the daemon's deferred bookkeeping."""
-    sent = {
-        "command": "hook",
-        "harness": "claude",
-        "event": event,
-        "payload": body,
-        "event_id": uuid.uuid4().hex,
-        "received_at": time.time(),
-        "cwd": None,
-        "env": {},
-        "json": False,
-        **extra,
-    }
-    text = handle_hook(app, sent)
-    app.run_deferred()
-    return text
+    return send_hook(app, harness, event, body)
 
 
-def prompt(app: Runtime, project: Path, text: str) -> str:
-    return hook(app, "UserPromptSubmit", payload("user_prompt_submit", project, prompt=text))
+def prompt(app: Runtime, workdir: Path, text: str) -> str:
+    return hook(app, "UserPromptSubmit", payload("user_prompt_submit", workdir, prompt=text))
 
 
-def test_a_session_start_prints_the_reminder_as_plain_text(app: Runtime, project: Path) -> None:
-    text = hook(app, "SessionStart", payload("session_start", project))
+def test_a_session_start_prints_the_reminder_as_plain_text(app: Runtime, workdir: Path) -> None:
+    text = hook(app, "SessionStart", payload("session_start", workdir))
     assert text.startswith("[thatch] Memory for this session")
 
 
-def test_a_batch_is_queued_and_the_next_prompt_asks_to_save_it(app: Runtime, project: Path) -> None:
-    assert hook(app, "PostToolBatch", payload("post_tool_batch", project)) == ""
+def test_a_batch_is_queued_and_the_next_prompt_asks_to_save_it(app: Runtime, workdir: Path) -> None:
+    assert hook(app, "PostToolBatch", payload("post_tool_batch", workdir)) == ""
     assert [item.tool_name for item in app.sessions.pending(SESSION)] == ["Bash", "Read", "Grep"]
-    text = prompt(app, project, "Now add partial refunds for gift cards the same way")
+    text = prompt(app, workdir, "Now add partial refunds for gift cards the same way")
     assert EXTRACTION_MARK in text
     assert f'session_id="{SESSION}"' in text
     assert not text.startswith("{")  # plain text: Claude reads UserPromptSubmit stdout
 
 
-def test_task_notifications_get_no_nudges(app: Runtime, project: Path) -> None:
-    hook(app, "PostToolBatch", payload("post_tool_batch", project))
+def test_task_notifications_get_no_nudges(app: Runtime, workdir: Path) -> None:
+    hook(app, "PostToolBatch", payload("post_tool_batch", workdir))
     notice = "<task-notification><task-id>7</task-id><status>completed</status></task-notification>"
-    assert prompt(app, project, notice) == ""
+    assert prompt(app, workdir, notice) == ""
     state = app.sessions.state(SESSION)
     assert state is not None
     assert state.nudge_level == 0  # nothing was shown, so nothing escalates
-    assert EXTRACTION_MARK in prompt(app, project, "Carry on with the refunds")
+    assert EXTRACTION_MARK in prompt(app, workdir, "Carry on with the refunds")
 
 
-def test_compaction_silences_prompts_until_claude_starts_again(app: Runtime, project: Path) -> None:
-    hook(app, "PostToolBatch", payload("post_tool_batch", project))
-    assert hook(app, "PreCompact", payload("pre_compact", project)) == ""
-    assert prompt(app, project, "Now add partial refunds for gift cards") == ""
-    restarted = hook(app, "SessionStart", payload("session_start", project, source="compact"))
+def test_compaction_silences_prompts_until_claude_starts_again(app: Runtime, workdir: Path) -> None:
+    hook(app, "PostToolBatch", payload("post_tool_batch", workdir))
+    assert hook(app, "PreCompact", payload("pre_compact", workdir)) == ""
+    assert prompt(app, workdir, "Now add partial refunds for gift cards") == ""
+    restarted = hook(app, "SessionStart", payload("session_start", workdir, source="compact"))
     assert restarted.startswith("[thatch] Memory for this session")
-    assert EXTRACTION_MARK in prompt(app, project, "Now add partial refunds for gift cards")
+    assert EXTRACTION_MARK in prompt(app, workdir, "Now add partial refunds for gift cards")
 
 
 @pytest.mark.parametrize(
@@ -137,27 +84,27 @@ def test_compaction_silences_prompts_until_claude_starts_again(app: Runtime, pro
 )
 def test_other_events_are_recorded_and_answered_with_nothing(
     app: Runtime,
-    project: Path,
-    observer: Observer,
+    workdir: Path,
+    observer: EventRecorder,
     event: str,
     name: str,
     kind: str,
     source: str | None,
 ) -> None:
-    assert hook(app, event, payload(name, project)) == ""
+    assert hook(app, event, payload(name, workdir)) == ""
     (seen,) = observer.events
     assert (seen.kind, seen.hook_event, seen.source, seen.cwd) == (
         kind,
         event,
         source,
-        str(project),
+        str(workdir),
     )
 
 
 def test_a_malformed_payload_is_logged_and_answered_with_nothing(
-    app: Runtime, project: Path, observer: Observer, caplog: pytest.LogCaptureFixture
+    app: Runtime, workdir: Path, observer: EventRecorder, caplog: pytest.LogCaptureFixture
 ) -> None:
-    body = payload("post_tool_batch", project, tool_calls="Bash")
+    body = payload("post_tool_batch", workdir, tool_calls="Bash")
     with caplog.at_level(logging.WARNING, logger="thatch"):
         assert hook(app, "PostToolBatch", body) == ""
     assert "'tool_calls'" in caplog.text
@@ -165,11 +112,11 @@ def test_a_malformed_payload_is_logged_and_answered_with_nothing(
 
 
 def test_a_cursor_event_reported_twice_is_processed_once(
-    app: Runtime, project: Path, observer: Observer
+    app: Runtime, workdir: Path, observer: EventRecorder
 ) -> None:
     # Cursor runs the Claude hook and its own: two hook calls, two event ids, one event.
-    hook(app, "PostToolUse", payload("cursor/post_tool_use", project))
-    body = payload("cursor/user_prompt_submit", project)
+    hook(app, "PostToolUse", payload("cursor/post_tool_use", workdir))
+    body = payload("cursor/user_prompt_submit", workdir)
     first = hook(app, "UserPromptSubmit", body)
     assert EXTRACTION_MARK in first
     assert hook(app, "UserPromptSubmit", body) == ""
@@ -183,18 +130,11 @@ def test_a_cursor_event_reported_twice_is_processed_once(
 
 
 def test_the_cursor_plugin_and_this_one_process_a_shared_event_once(
-    home: Path, project: Path, observer: Observer
+    runtimes: RuntimeFactory, workdir: Path, observer: EventRecorder
 ) -> None:
     cursor_plugin = pytest.importorskip("thatch_cursor.plugin")
-    builtins = [importlib.import_module(module) for module in BUILTIN_PLUGINS.values()]
-    plugins = plugins_with(
-        thatch_sqlite.plugin, *builtins, thatch_claude.plugin, cursor_plugin, observer
-    )
-    app = Runtime(Config.load(home, environ={}), plugins)
-    try:
-        body = payload("cursor/user_prompt_submit", project)
-        hook(app, "UserPromptSubmit", body)
-        hook(app, "beforeSubmitPrompt", body, harness="cursor")
-        assert [event.harness for event in observer.events] == ["claude"]
-    finally:
-        app.close()
+    app = runtimes(thatch_claude.plugin, cursor_plugin, observer)
+    body = payload("cursor/user_prompt_submit", workdir)
+    hook(app, "UserPromptSubmit", body)
+    hook(app, "beforeSubmitPrompt", body, harness="cursor")
+    assert [event.harness for event in observer.events] == ["claude"]

@@ -11,19 +11,17 @@ rewrites the trees after a deliberate change.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from thatch.setup import engine
 from thatch.setup.model import SetupContext
+from thatch.testing import check_golden_tree, plan_set_up, set_up, text_tree
 from thatch_claude.instructions import skills
 from thatch_claude.target import ClaudeTarget
 
 GOLDEN = Path(__file__).parent / "golden" / "files"
-ROOT_MARK = "<root>"
 SKILLS_FOLDER = Path("user") / ".claude" / "skills"
 
 Snapshot = dict[str, str]
@@ -31,12 +29,7 @@ Snapshot = dict[str, str]
 
 def snapshot(root: Path) -> Snapshot:
     """Every file under ``root`` but the state folder: relative path → text, ``<root>`` marked."""
-    found = {}
-    for path in sorted(root.rglob("*")):
-        relative = path.relative_to(root)
-        if path.is_file() and relative.parts[0] != "state":
-            found[relative.as_posix()] = path.read_text().replace(str(root), ROOT_MARK)
-    return found
+    return text_tree(root, skip=("state",))
 
 
 def written_skills(root: Path) -> Snapshot:
@@ -47,22 +40,6 @@ def written_skills(root: Path) -> Snapshot:
 def without_skills(files: Snapshot) -> Snapshot:
     prefix = SKILLS_FOLDER.as_posix() + "/"
     return {path: text for path, text in files.items() if not path.startswith(prefix)}
-
-
-def check_golden(case: str, files: Snapshot) -> None:
-    folder = GOLDEN / case
-    if os.environ.get("THATCH_UPDATE_GOLDEN") == "1":
-        shutil.rmtree(folder, ignore_errors=True)
-        for relative, text in files.items():
-            path = folder / relative
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text)
-    expected = {
-        path.relative_to(folder).as_posix(): path.read_text()
-        for path in sorted(folder.rglob("*"))
-        if path.is_file()
-    }
-    assert files == expected
 
 
 # -- existing, unrelated configuration ------------------------------------------------
@@ -135,11 +112,7 @@ CASES: dict[str, tuple[Callable[[Path], None], Callable[[Path], SetupContext]]] 
 
 def setup(root: Path, context: SetupContext) -> engine.ApplyReport:
     """What ``thatch setup --claude`` does: plan against the manifest, then apply."""
-    key = engine.scope_key(context)
-    edits = engine.plan(
-        ClaudeTarget().changes(context), engine.installed(root / "state", "claude", key)
-    )
-    return engine.apply(edits, state_dir=root / "state", target="claude", scope_key=key)
+    return set_up(ClaudeTarget(), context, root / "state")
 
 
 @pytest.fixture
@@ -153,7 +126,7 @@ def test_setup_writes_the_golden_files(case: str, root: Path) -> None:
     prepare(root)
     assert setup(root, make_context(root)).changed
     files = snapshot(root)
-    check_golden(case, without_skills(files))
+    check_golden_tree(GOLDEN / case, without_skills(files))
     assert written_skills(root) == {skill.name: skill.content for skill in skills()}
 
 
@@ -164,10 +137,7 @@ def test_a_second_run_changes_nothing(case: str, root: Path) -> None:
     setup(root, make_context(root))
     after_first = snapshot(root)
     context = make_context(root)
-    key = engine.scope_key(context)
-    edits = engine.plan(
-        ClaudeTarget().changes(context), engine.installed(root / "state", "claude", key)
-    )
+    edits = plan_set_up(ClaudeTarget(), context, root / "state")
     assert not any(edit.changed for edit in edits)
     assert not setup(root, context).changed
     assert snapshot(root) == after_first

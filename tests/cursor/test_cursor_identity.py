@@ -8,11 +8,7 @@ must give it the same identity, and core must keep only the first.
 
 from __future__ import annotations
 
-import importlib
 import json
-import time
-import uuid
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,17 +16,11 @@ import attrs
 import pytest
 import thatch_claude.plugin
 import thatch_cursor.plugin
-import thatch_sqlite.plugin
-from thatch import hookimpl
-from thatch.builtin import BUILTIN_PLUGINS
-from thatch.config import Config
-from thatch.daemon.hook_events import handle_hook
-from thatch.events import Event
+from daemon_hooks import RuntimeFactory
+from recorded import Payload
 from thatch.runtime import Runtime
 from thatch.sessions.store import SessionStore
-from thatch.testing import plugins_with
-
-Payload = Callable[..., dict[str, Any]]
+from thatch.testing import EventRecorder, plugins_with, send_hook
 
 #: Each Cursor event Claude Code also has, with Claude Code's name for it.
 CLAUDE_NAMES = {
@@ -100,50 +90,15 @@ def test_the_session_store_keeps_the_first_report_only(
 
 
 # -- through the daemon ------------------------------------------------------------
-class Observer:
-    """Records every event shown to ``thatch_ingest``."""
-
-    def __init__(self) -> None:
-        self.events: list[Event] = []
-
-    @hookimpl
-    def thatch_ingest(self, event: Event, app: Runtime) -> None:
-        self.events.append(event)
-
-
 @pytest.fixture
-def observer() -> Observer:
-    return Observer()
-
-
-@pytest.fixture
-def app(home: Path, observer: Observer) -> Iterator[Runtime]:
+def app(runtimes: RuntimeFactory, observer: EventRecorder) -> Runtime:
     """The daemon's runtime with sqlite, core's builtins and both harness plugins."""
-    builtins = [importlib.import_module(module) for module in BUILTIN_PLUGINS.values()]
-    plugins = plugins_with(
-        thatch_sqlite.plugin, *builtins, thatch_cursor.plugin, thatch_claude.plugin, observer
-    )
-    runtime = Runtime(Config.load(home, environ={}), plugins)
-    yield runtime
-    runtime.close()
+    return runtimes(thatch_cursor.plugin, thatch_claude.plugin, observer)
 
 
 def hook(app: Runtime, harness: str, event: str, body: dict[str, Any]) -> str:
     """What ``thatch hook HARNESS EVENT`` prints, then the daemon's deferred bookkeeping."""
-    request = {
-        "command": "hook",
-        "harness": harness,
-        "event": event,
-        "payload": body,
-        "event_id": uuid.uuid4().hex,
-        "received_at": time.time(),
-        "cwd": None,
-        "env": {},
-        "json": False,
-    }
-    text = handle_hook(app, request)
-    app.run_deferred()
-    return text
+    return send_hook(app, harness, event, body)
 
 
 def in_project(payload: Payload, event: str, project: Path) -> dict[str, Any]:
@@ -151,7 +106,7 @@ def in_project(payload: Payload, event: str, project: Path) -> dict[str, Any]:
 
 
 def test_a_tool_call_reported_twice_is_observed_and_queued_once(
-    app: Runtime, observer: Observer, payload: Payload, project: Path
+    app: Runtime, observer: EventRecorder, payload: Payload, project: Path
 ) -> None:
     body = in_project(payload, "postToolUse", project)
     assert hook(app, "cursor", "postToolUse", body) == ""
@@ -162,7 +117,7 @@ def test_a_tool_call_reported_twice_is_observed_and_queued_once(
 
 
 def test_a_prompt_reported_twice_is_nudged_once_in_cursors_format(
-    app: Runtime, observer: Observer, payload: Payload, project: Path
+    app: Runtime, observer: EventRecorder, payload: Payload, project: Path
 ) -> None:
     hook(app, "cursor", "postToolUse", in_project(payload, "postToolUse", project))
     body = in_project(payload, "beforeSubmitPrompt", project)

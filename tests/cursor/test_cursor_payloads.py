@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 import thatch_cursor.plugin
+from recorded import Payload
 from thatch.errors import InvalidInputError
 from thatch.events import ToolCall
 from thatch.testing import plugins_with
@@ -16,8 +16,6 @@ from thatch_cursor.payloads import parse_event
 CONVERSATION = "b41e7c02-5d9a-4f3e-8c61-2a7f0e9d4b18"
 GENERATION = "6f0d2c84-91b7-4e5a-a3c2-7d18e5b0f943"
 ROOT = "/home/dev/shop"
-
-Payload = Callable[..., dict[str, Any]]
 
 
 @pytest.fixture

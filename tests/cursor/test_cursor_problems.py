@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from thatch.setup.model import JsonEntry, JsonListItem, OwnedFile, SetupContext
+from thatch.setup.model import SetupContext
+from thatch.testing import set_up
 from thatch_cursor.target import CursorTarget
 
 THATCH = "/usr/local/bin/thatch"
@@ -22,23 +23,11 @@ def target() -> CursorTarget:
 
 
 def apply(context: SetupContext) -> None:
-    """Make the target's changes true with plain JSON (what core's engine does, minus backups)."""
-    for change in target().changes(context):
-        change.path.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(change, OwnedFile):
-            change.path.write_text(change.content, encoding="utf-8")
-            continue
-        data = json.loads(change.path.read_text()) if change.path.exists() else {}
-        node = data
-        for key in change.keys[:-1]:
-            node = node.setdefault(key, {})
-        if isinstance(change, JsonEntry):
-            node[change.keys[-1]] = change.value
-        elif isinstance(change, JsonListItem):
-            items = node.setdefault(change.keys[-1], [])
-            if change.item not in items:
-                items.append(change.item)
-        change.path.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    """Make the target's changes true through core's setup engine.
+
+    The engine's state goes next to the user home, in the test's own folder.
+    """
+    set_up(target(), context, context.user_home.parent / "state")
 
 
 def edit(path: Path, change: Any) -> None:

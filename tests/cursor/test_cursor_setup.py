@@ -7,17 +7,15 @@ review the diff.
 
 from __future__ import annotations
 
-import json
-import os
 import shlex
 from pathlib import Path
-from typing import Any
 
 import pytest
+import setup_changes
 import thatch_cursor.plugin
+from thatch import testing
 from thatch.decisions.nudge import INSTRUCTIONS as DECISION_INSTRUCTIONS
 from thatch.setup.model import (
-    Change,
     JsonEntry,
     JsonListItem,
     OwnedFile,
@@ -38,40 +36,17 @@ EVENTS = [
 ]
 
 
-def nothing_on_path(name: str) -> str | None:
-    return None
-
-
 def target(**found: str) -> CursorTarget:
     """The target with a PATH holding exactly ``found`` (program → path)."""
     return CursorTarget(which=found.get)
 
 
-def as_data(change: Change, context: SetupContext) -> dict[str, Any]:
-    """One change as JSON, with the temporary folders replaced by placeholders."""
-    path = str(change.path).replace(str(context.user_home), "<home>")
-    if context.project is not None:
-        path = path.replace(str(context.project), "<project>")
-    if isinstance(change, JsonEntry):
-        return {"set": path, "keys": list(change.keys), "value": change.value}
-    if isinstance(change, JsonListItem):
-        return {"append": path, "keys": list(change.keys), "item": change.item}
-    if isinstance(change, OwnedFile):
-        return {"own": path, "content": f"<{change.path.name}>", "executable": change.executable}
-    raise AssertionError(f"unexpected change {change!r}")
-
-
 def check_golden(name: str, text: str) -> None:
-    golden = GOLDEN / name
-    if os.environ.get("THATCH_UPDATE_GOLDEN"):
-        golden.parent.mkdir(parents=True, exist_ok=True)
-        golden.write_text(text, encoding="utf-8")
-    assert text == golden.read_text(encoding="utf-8"), f"{golden} differs"
+    testing.check_golden(GOLDEN / name, text)
 
 
 def changes_json(context: SetupContext) -> str:
-    changes = target().changes(context)
-    return json.dumps([as_data(change, context) for change in changes], indent=2) + "\n"
+    return setup_changes.changes_json(target().changes(context), context)
 
 
 # -- the changes, against golden files ---------------------------------------------

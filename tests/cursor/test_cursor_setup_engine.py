@@ -11,19 +11,17 @@ rule's own golden file instead, so its text lives in one place.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from thatch.setup import engine
 from thatch.setup.model import SetupContext
+from thatch.testing import check_golden_tree, plan_set_up, set_up, tear_down, text_tree, tree
 from thatch_cursor.rules import rule_text
 from thatch_cursor.target import CursorTarget
 
 GOLDEN = Path(__file__).parent.parent / "data" / "cursor" / "setup" / "files"
-ROOT_MARK = "<root>"
 RULE = Path("shop") / ".cursor" / "rules" / "thatch.mdc"
 
 Snapshot = dict[str, str]
@@ -38,37 +36,7 @@ TARGET = CursorTarget(which=thatch_on_path)
 
 def snapshot(root: Path) -> Snapshot:
     """Every file under ``root`` but the state folder: relative path → text, ``<root>`` marked."""
-    found = {}
-    for path in sorted(root.rglob("*")):
-        relative = path.relative_to(root)
-        if path.is_file() and relative.parts[0] != "state":
-            found[relative.as_posix()] = path.read_text().replace(str(root), ROOT_MARK)
-    return found
-
-
-def folders(root: Path) -> list[str]:
-    """Every folder under ``root`` but the state folder."""
-    return sorted(
-        path.relative_to(root).as_posix()
-        for path in root.rglob("*")
-        if path.is_dir() and path.relative_to(root).parts[0] != "state"
-    )
-
-
-def check_golden(case: str, files: Snapshot) -> None:
-    folder = GOLDEN / case
-    if os.environ.get("THATCH_UPDATE_GOLDEN") == "1":
-        shutil.rmtree(folder, ignore_errors=True)
-        for relative, text in files.items():
-            path = folder / relative
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text)
-    expected = {
-        path.relative_to(folder).as_posix(): path.read_text()
-        for path in sorted(folder.rglob("*"))
-        if path.is_file()
-    }
-    assert files == expected
+    return text_tree(root, skip=("state",))
 
 
 # -- the cases ---------------------------------------------------------------------
@@ -139,13 +107,7 @@ def case(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[str, Path, Set
 
 def setup(root: Path, context: SetupContext) -> engine.ApplyReport:
     """What ``thatch setup --cursor`` does for ``context``."""
-    key = engine.scope_key(context)
-    edits = engine.plan(TARGET.changes(context), engine.installed(root / "state", TARGET.name, key))
-    return engine.apply(edits, state_dir=root / "state", target=TARGET.name, scope_key=key)
-
-
-def uninstall(root: Path, context: SetupContext) -> engine.ApplyReport:
-    return engine.uninstall(root / "state", TARGET.name, engine.scope_key(context))
+    return set_up(TARGET, context, root / "state")
 
 
 # -- tests -------------------------------------------------------------------------
@@ -155,7 +117,7 @@ def test_setup_writes_the_golden_files(case: tuple[str, Path, SetupContext]) -> 
     files = snapshot(root)
     if context.scope == "project":
         assert files.pop(RULE.as_posix()) == rule_text()
-    check_golden(name, files)
+    check_golden_tree(GOLDEN / name, files)
 
 
 def test_setup_keeps_everything_the_user_had(case: tuple[str, Path, SetupContext]) -> None:
@@ -191,8 +153,7 @@ def test_a_second_run_changes_nothing(case: tuple[str, Path, SetupContext]) -> N
     _, root, context = case
     setup(root, context)
     first = snapshot(root)
-    key = engine.scope_key(context)
-    edits = engine.plan(TARGET.changes(context), engine.installed(root / "state", "cursor", key))
+    edits = plan_set_up(TARGET, context, root / "state")
     assert not any(edit.changed for edit in edits)
     assert not setup(root, context).changed
     assert snapshot(root) == first
@@ -200,12 +161,11 @@ def test_a_second_run_changes_nothing(case: tuple[str, Path, SetupContext]) -> N
 
 def test_uninstall_leaves_the_folders_as_they_were(case: tuple[str, Path, SetupContext]) -> None:
     _, root, context = case
-    files, dirs = snapshot(root), folders(root)
+    before = tree(root, skip=("state",))
     setup(root, context)
-    report = uninstall(root, context)
+    report = tear_down(TARGET, context, root / "state")
     assert report.changed
-    assert snapshot(root) == files
-    assert folders(root) == dirs
+    assert tree(root, skip=("state",)) == before
 
 
 def test_after_setup_the_target_reports_no_problem(case: tuple[str, Path, SetupContext]) -> None:

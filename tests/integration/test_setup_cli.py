@@ -11,6 +11,7 @@ import anyio
 import pytest
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from thatch.testing import tree
 
 from .conftest import THATCH, Runner, as_json
 
@@ -23,13 +24,6 @@ USER_RULES = """{
 
 
 @pytest.fixture
-def user_home(tmp_path: Path) -> Path:
-    folder = tmp_path / "user"
-    folder.mkdir()
-    return folder
-
-
-@pytest.fixture
 def project(tmp_path: Path) -> Path:
     folder = tmp_path / "project"
     (folder / ".cursor").mkdir(parents=True)
@@ -37,19 +31,15 @@ def project(tmp_path: Path) -> Path:
     return folder
 
 
-def snapshot(folder: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
-
-
 def test_setup_previews_applies_repeats_and_undoes(
     thatch: Runner, project: Path, user_home: Path
 ) -> None:
     env = {"HOME": str(user_home)}
-    before = snapshot(project)
+    before = tree(project)
 
     preview = thatch("setup", "--cursor", "--dry-run", cwd=project, env=env)
     assert "+++ " + str(project / ".cursor" / "mcp.json") in preview.stdout
-    assert snapshot(project) == before  # a dry run writes nothing
+    assert tree(project) == before  # a dry run writes nothing
 
     applied = as_json(thatch("setup", "--cursor", "--json", cwd=project, env=env))
     assert applied[0]["harness"] == "cursor"
@@ -67,7 +57,7 @@ def test_setup_previews_applies_repeats_and_undoes(
     assert [i["harness"] for i in status["installed"]] == ["cursor"]
 
     thatch("setup", "--cursor", "--uninstall", cwd=project, env=env)
-    assert snapshot(project) == before
+    assert tree(project) == before
 
 
 def test_setup_without_a_choice_in_a_script_says_how(thatch: Runner, project: Path) -> None:

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 import thatch_opencode.plugin
+from recorded import Payload
 from thatch.errors import InvalidInputError
 from thatch.events import Event, ToolCall
 from thatch.nudges.model import Nudge
 from thatch.testing import plugins_with
 from thatch_opencode.events import EVENT_KINDS, parse_event
-
-Payload = Callable[..., dict[str, Any]]
 
 SESSION = "ses_dd473acd9ffeZ9jt5oCA6h0WFp"
 CWD = "/home/dev/shop"

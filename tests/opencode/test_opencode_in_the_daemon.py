@@ -3,86 +3,32 @@ core's recording and nudges, on a real runtime with the recorded payloads."""
 
 from __future__ import annotations
 
-import importlib
-import json
-import time
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import thatch_opencode.plugin
-import thatch_sqlite.plugin
-from thatch import hookimpl
-from thatch.builtin import BUILTIN_PLUGINS
-from thatch.config import Config
-from thatch.daemon.hook_events import handle_hook
-from thatch.events import Event
+from daemon_hooks import RuntimeFactory
+from recorded import recorded
 from thatch.runtime import Runtime
-from thatch.testing import plugins_with
+from thatch.testing import EventRecorder, send_hook
 
-DATA = Path(__file__).parent.parent / "data" / "opencode"
 SESSION = "ses_opencode_1"
 EXTRACTION_MARK = "from this session may hold knowledge worth keeping"
 
 
-class Observer:
-    """Records every event shown to ``thatch_ingest``."""
-
-    def __init__(self) -> None:
-        self.events: list[Event] = []
-
-    @hookimpl
-    def thatch_ingest(self, event: Event, app: Runtime) -> None:
-        self.events.append(event)
-
-
 @pytest.fixture
-def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A project folder outside git, also the working directory."""
-    folder = tmp_path / "project"
-    folder.mkdir()
-    monkeypatch.chdir(folder)
-    return folder
-
-
-@pytest.fixture
-def observer() -> Observer:
-    return Observer()
-
-
-@pytest.fixture
-def app(home: Path, workdir: Path, observer: Observer) -> Iterator[Runtime]:
-    builtins = [importlib.import_module(module) for module in BUILTIN_PLUGINS.values()]
-    plugins = plugins_with(thatch_sqlite.plugin, *builtins, thatch_opencode.plugin, observer)
-    runtime = Runtime(Config.load(home, environ={}), plugins)
-    yield runtime
-    runtime.close()
+def app(runtimes: RuntimeFactory, workdir: Path, observer: EventRecorder) -> Runtime:
+    return runtimes(thatch_opencode.plugin, observer)
 
 
 def payload(name: str, workdir: Path, **changes: Any) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((DATA / f"{name}.json").read_text())
-    data.update(session_id=SESSION, cwd=str(workdir), **changes)
-    return data
+    return recorded("opencode", name, session_id=SESSION, cwd=str(workdir), **changes)
 
 
 def hook(app: Runtime, event: str, body: dict[str, Any]) -> str:
     """What ``thatch hook opencode EVENT`` prints, then the daemon's deferred bookkeeping."""
-    sent = {
-        "command": "hook",
-        "harness": "opencode",
-        "event": event,
-        "payload": body,
-        "event_id": uuid.uuid4().hex,
-        "received_at": time.time(),
-        "cwd": None,
-        "env": {},
-        "json": False,
-    }
-    text = handle_hook(app, sent)
-    app.run_deferred()
-    return text
+    return send_hook(app, "opencode", event, body)
 
 
 def prompt(app: Runtime, workdir: Path, text: str, message_id: str) -> str:
@@ -124,7 +70,7 @@ def test_compaction_silences_prompts_until_it_is_over(app: Runtime, workdir: Pat
 
 
 def test_a_message_forwarded_by_two_copies_of_the_plugin_counts_once(
-    app: Runtime, workdir: Path, observer: Observer
+    app: Runtime, workdir: Path, observer: EventRecorder
 ) -> None:
     # Set up globally and in the project, opencode loads the plugin twice.
     hook(app, "tool.execute.after", payload("tool_execute_after", workdir))
@@ -139,7 +85,7 @@ def test_a_message_forwarded_by_two_copies_of_the_plugin_counts_once(
 
 
 def test_a_malformed_payload_is_answered_with_nothing(
-    app: Runtime, workdir: Path, observer: Observer
+    app: Runtime, workdir: Path, observer: EventRecorder
 ) -> None:
     body = payload("chat_message", workdir, parts="not a list")
     assert hook(app, "chat.message", body) == ""

@@ -7,14 +7,13 @@ review the diff.
 
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
-from typing import Any
 
 import attrs
 import pytest
+import setup_changes
 import thatch_opencode.plugin
+from thatch import testing
 from thatch.setup.model import (
     Change,
     JsonEntry,
@@ -37,34 +36,12 @@ def target(**found: str) -> OpencodeTarget:
     return OpencodeTarget(which=found.get, environ={})
 
 
-def as_data(change: Change, context: SetupContext) -> dict[str, Any]:
-    """One change as JSON, with the temporary folders replaced by placeholders."""
-    path = str(change.path).replace(str(context.user_home), "<home>")
-    if context.project is not None:
-        path = path.replace(str(context.project), "<project>")
-    if isinstance(change, JsonEntry):
-        return {"set": path, "keys": list(change.keys), "value": change.value}
-    if isinstance(change, JsonListItem):
-        item = str(change.item).replace(str(context.user_home), "<home>")
-        return {"append": path, "keys": list(change.keys), "item": item}
-    if isinstance(change, TextBlock):
-        return {"block": path, "name": change.name, "text": f"<{change.name} block>"}
-    if isinstance(change, OwnedFile):
-        return {"own": path, "content": f"<{change.path.name}>", "executable": change.executable}
-    raise AssertionError(f"unexpected change {change!r}")
-
-
 def check_golden(name: str, text: str) -> None:
-    golden = GOLDEN / name
-    if os.environ.get("THATCH_UPDATE_GOLDEN"):
-        golden.parent.mkdir(parents=True, exist_ok=True)
-        golden.write_text(text, encoding="utf-8")
-    assert text == golden.read_text(encoding="utf-8"), f"{golden} differs"
+    testing.check_golden(GOLDEN / name, text)
 
 
 def changes_json(context: SetupContext) -> str:
-    changes = target().changes(context)
-    return json.dumps([as_data(change, context) for change in changes], indent=2) + "\n"
+    return setup_changes.changes_json(target().changes(context), context)
 
 
 # -- the changes, against golden files ---------------------------------------------

@@ -8,14 +8,14 @@ deliberate change and review the diff.
 from __future__ import annotations
 
 import json
-import os
-import stat
 from pathlib import Path
 
 import attrs
 import pytest
+from thatch import testing
 from thatch.setup import engine
 from thatch.setup.model import SetupContext
+from thatch.testing import check_golden, tree
 from thatch_opencode.instructions import instructions_text
 from thatch_opencode.jsplugin import render
 from thatch_opencode.target import OpencodeTarget
@@ -32,43 +32,16 @@ def opencode() -> OpencodeTarget:
 
 def set_up(context: SetupContext, state: Path) -> engine.ApplyReport:
     """``thatch setup --opencode`` for ``context``, as the CLI drives the engine."""
-    target = opencode()
-    key = engine.scope_key(context)
-    edits = engine.plan(target.changes(context), engine.installed(state, target.name, key))
-    return engine.apply(edits, state_dir=state, target=target.name, scope_key=key)
+    return testing.set_up(opencode(), context, state)
 
 
 def tear_down(context: SetupContext, state: Path) -> engine.ApplyReport:
     """``thatch setup --opencode --uninstall`` for ``context``."""
-    return engine.uninstall(state, "opencode", engine.scope_key(context))
-
-
-def snapshot(folder: Path) -> dict[str, object]:
-    """Every file (bytes and mode) and folder under ``folder``."""
-    found: dict[str, object] = {}
-    for root, dirs, names in os.walk(folder):
-        for name in dirs:
-            found[os.path.relpath(os.path.join(root, name), folder) + "/"] = "dir"
-        for name in names:
-            path = Path(root, name)
-            found[os.path.relpath(path, folder)] = (
-                path.read_bytes(),
-                stat.S_IMODE(path.stat().st_mode),
-            )
-    return found
+    return testing.tear_down("opencode", context, state)
 
 
 def golden(name: str, text: str) -> None:
-    path = GOLDEN / name
-    if os.environ.get("THATCH_UPDATE_GOLDEN"):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    assert text == path.read_text(encoding="utf-8"), f"{path} differs"
-
-
-@pytest.fixture
-def state(tmp_path: Path) -> Path:
-    return tmp_path / "state"
+    check_golden(GOLDEN / name, text)
 
 
 @pytest.fixture
@@ -78,7 +51,7 @@ def existing(project: Path) -> dict[str, object]:
         (GOLDEN / "existing" / "opencode.jsonc.before").read_text(encoding="utf-8")
     )
     (project / "AGENTS.md").write_text("# Shop\n\nRun `make test` before each commit.\n")
-    return snapshot(project)
+    return tree(project)
 
 
 # -- an empty project ----------------------------------------------------------------
@@ -90,7 +63,7 @@ def test_an_empty_project_gets_the_golden_files(
     golden("empty/AGENTS.md", (project / "AGENTS.md").read_text())
     plugin = project / ".opencode" / "plugins" / "thatch.js"
     assert plugin.read_text() == render(("thatch",), {"THATCH_HOME": "/srv/thatch-home"})
-    assert sorted(snapshot(project)) == [
+    assert sorted(tree(project)) == [
         ".opencode/",
         ".opencode/plugins/",
         ".opencode/plugins/thatch.js",
@@ -103,10 +76,10 @@ def test_a_second_run_changes_nothing(
     project_context: SetupContext, project: Path, state: Path
 ) -> None:
     set_up(project_context, state)
-    before = snapshot(project)
+    before = tree(project)
     report = set_up(project_context, state)
     assert not report.changed
-    assert snapshot(project) == before
+    assert tree(project) == before
 
 
 def test_uninstall_leaves_an_empty_project_empty(
@@ -114,7 +87,7 @@ def test_uninstall_leaves_an_empty_project_empty(
 ) -> None:
     set_up(project_context, state)
     tear_down(project_context, state)
-    assert snapshot(project) == {}
+    assert tree(project) == {}
 
 
 # -- a project with its own opencode config ------------------------------------------------
@@ -131,9 +104,9 @@ def test_a_second_run_on_existing_config_changes_nothing(
     project_context: SetupContext, project: Path, state: Path, existing: dict[str, object]
 ) -> None:
     set_up(project_context, state)
-    before = snapshot(project)
+    before = tree(project)
     assert not set_up(project_context, state).changed
-    assert snapshot(project) == before
+    assert tree(project) == before
 
 
 def test_uninstall_restores_the_existing_config(
@@ -141,7 +114,7 @@ def test_uninstall_restores_the_existing_config(
 ) -> None:
     set_up(project_context, state)
     tear_down(project_context, state)
-    assert snapshot(project) == existing
+    assert tree(project) == existing
 
 
 def test_a_new_command_replaces_the_server_and_plugin(
@@ -155,7 +128,7 @@ def test_a_new_command_replaces_the_server_and_plugin(
     plugin = (project / ".opencode" / "plugins" / "thatch.js").read_text()
     assert plugin == render(("/opt/venv/bin/thatch",), {"THATCH_HOME": "/srv/thatch-home"})
     tear_down(moved, state)
-    assert snapshot(project) == {}
+    assert tree(project) == {}
 
 
 # -- global ------------------------------------------------------------------------
@@ -170,11 +143,11 @@ def test_a_global_setup_writes_the_golden_files(
     assert (folder / "plugins" / "thatch.js").read_text() == render(
         ("/opt/thatch tools/bin/thatch",), {}
     )
-    before = snapshot(user_home)
+    before = tree(user_home)
     assert not set_up(global_context, state).changed
-    assert snapshot(user_home) == before
+    assert tree(user_home) == before
     tear_down(global_context, state)
-    assert snapshot(user_home) == {}
+    assert tree(user_home) == {}
 
 
 def test_a_global_setup_keeps_the_config_opencode_wrote(
@@ -183,13 +156,13 @@ def test_a_global_setup_keeps_the_config_opencode_wrote(
     folder = user_home / ".config" / "opencode"
     folder.mkdir(parents=True)
     (folder / "opencode.jsonc").write_text('{\n  "$schema": "https://opencode.ai/config.json"\n}\n')
-    before = snapshot(user_home)
+    before = tree(user_home)
     set_up(global_context, state)
     assert not (folder / "opencode.json").exists()
     config = (folder / "opencode.jsonc").read_text().replace(str(user_home), "<home>")
     golden("global/opencode.jsonc", config)
     tear_down(global_context, state)
-    assert snapshot(user_home) == before
+    assert tree(user_home) == before
 
 
 # -- problems ------------------------------------------------------------------------

@@ -1,213 +1,82 @@
-"""What the daemon does with a hook command's event, on a real runtime with a fake embedder."""
+"""What the daemon does with a hook command's event, on a real runtime with a fake embedder.
+
+The test harness plugin and the request helpers are in tests/daemon_hooks.py.
+"""
 
 from __future__ import annotations
 
-import importlib
 import json
 import logging
-import time
-import uuid
-from collections.abc import Callable, Iterator, Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
-import thatch_sqlite.plugin
-from thatch import hookimpl
-from thatch.builtin import BUILTIN_PLUGINS
-from thatch.config import Config
+from daemon_hooks import (
+    EXTRACTION_MARK,
+    SESSION,
+    Broken,
+    HarnessPlugin,
+    RuntimeFactory,
+    answer,
+    batch,
+    harness_request,
+    level,
+    payload,
+    pending,
+    prompt,
+    request,
+)
 from thatch.daemon.hook_events import handle_hook
 from thatch.decisions.nudge import HEADER as DECISION_HEADER
-from thatch.events import Event
 from thatch.nudges.recall import HEADER as RECALL_HEADER
 from thatch.nudges.reminder import SAVE_REMINDER
 from thatch.runtime import Runtime
-from thatch.testing import plugins_with
-
-DATA = Path(__file__).parent.parent / "data" / "claude"
-SESSION = "sess-1"
-TEST_HARNESS = "testh"
-EXTRACTION_MARK = "fact-extractor"
-
-
-class HarnessPlugin:
-    """A harness plugin for ``thatch hook testh EVENT``: compact, start and prompt."""
-
-    KINDS: Mapping[str, Any] = {"compact": "compact", "start": "session_start", "prompt": "prompt"}
-
-    @hookimpl
-    def thatch_parse_event(
-        self, harness: str, hook_event: str, payload: Mapping[str, Any]
-    ) -> Event | None:
-        if harness != TEST_HARNESS:
-            return None
-        return Event(
-            kind=self.KINDS[hook_event],
-            harness=TEST_HARNESS,
-            session_id=payload["session"],
-            hook_event=hook_event,
-            prompt=payload.get("prompt"),
-            source=payload.get("source"),
-        )
-
-
-class Observer:
-    """Records every event shown to ``thatch_ingest``."""
-
-    def __init__(self) -> None:
-        self.events: list[Event] = []
-
-    @hookimpl
-    def thatch_ingest(self, event: Event, app: Runtime) -> None:
-        self.events.append(event)
-
-
-class Broken:
-    """A third-party plugin whose observer and nudge source always raise."""
-
-    @hookimpl
-    def thatch_ingest(self, event: Event, app: Runtime) -> None:
-        raise RuntimeError("observer boom")
-
-    @hookimpl
-    def thatch_nudges(self, event: Event, app: Runtime) -> list[Any]:
-        raise RuntimeError("nudges boom")
-
-
-def builtins() -> list[Any]:
-    return [importlib.import_module(module) for module in BUILTIN_PLUGINS.values()]
-
-
-AppFactory = Callable[..., Runtime]
+from thatch.testing import EventRecorder
 
 
 @pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A project folder outside git, also the process's working directory."""
-    folder = tmp_path / "project"
-    folder.mkdir()
-    monkeypatch.chdir(folder)
-    return folder
-
-
-@pytest.fixture
-def make_app(home: Path, project: Path) -> Iterator[AppFactory]:
+def make_app(runtimes: RuntimeFactory, workdir: Path) -> RuntimeFactory:
     """Build the daemon's runtime: sqlite, the builtins, a test harness and ``extra`` plugins."""
-    opened: list[Runtime] = []
-
-    def make(*extra: object, config: str = "") -> Runtime:
-        if config:
-            (home / "config").mkdir(exist_ok=True)
-            (home / "config" / "config.toml").write_text(config)
-        plugins = plugins_with(thatch_sqlite.plugin, *builtins(), HarnessPlugin(), *extra)
-        app = Runtime(Config.load(home, environ={}), plugins)
-        opened.append(app)
-        return app
-
-    yield make
-    for app in opened:
-        app.close()
+    return partial(runtimes, HarnessPlugin())
 
 
 @pytest.fixture
-def app(make_app: AppFactory) -> Runtime:
+def app(make_app: RuntimeFactory) -> Runtime:
     return make_app()
-
-
-def payload(name: str, project: Path, session: str = SESSION, **changes: Any) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((DATA / f"{name}.json").read_text())
-    data.update(session_id=session, cwd=str(project), **changes)
-    return data
-
-
-def request(command: str, body: Any, **extra: Any) -> dict[str, Any]:
-    """A request as a hook command sends it (see thatch.wire)."""
-    return {
-        "command": command,
-        "harness": None,
-        "event": None,
-        "payload": body,
-        "event_id": uuid.uuid4().hex,
-        "received_at": time.time(),
-        "cwd": None,
-        "env": {},
-        "json": False,
-        **extra,
-    }
-
-
-def answer(app: Runtime, sent: Mapping[str, Any], *, replay: bool = False) -> str:
-    """What the hook prints, then the bookkeeping the server runs once it has answered."""
-    text = handle_hook(app, sent, replay=replay)
-    app.run_deferred()
-    return text
-
-
-def harness_request(event: str, session: str = SESSION, **fields: Any) -> dict[str, Any]:
-    return request(
-        "hook", {"session": session, **fields}, harness=TEST_HARNESS, event=event, cwd=None
-    )
-
-
-def batch(app: Runtime, project: Path, session: str = SESSION) -> str:
-    return answer(app, request("buffer-batch", payload("post_tool_batch", project, session)))
-
-
-def prompt(
-    app: Runtime,
-    project: Path,
-    text: str = "Now add partial refunds for gift cards the same way",
-    *,
-    command: str = "flush-tools",
-    session: str = SESSION,
-    **extra: Any,
-) -> str:
-    body = payload("user_prompt_submit", project, session, prompt=text)
-    return answer(app, request(command, body, **extra))
-
-
-def pending(app: Runtime, session: str = SESSION) -> int:
-    state = app.sessions.state(session)
-    return state.pending if state else 0
-
-
-def level(app: Runtime, session: str = SESSION) -> int:
-    state = app.sessions.state(session)
-    assert state is not None
-    return state.nudge_level
 
 
 # -- tool calls ------------------------------------------------------------------
 def test_buffer_batch_queues_the_interactions_and_prints_nothing(
-    app: Runtime, project: Path
+    app: Runtime, workdir: Path
 ) -> None:
-    assert batch(app, project) == ""
+    assert batch(app, workdir) == ""
     queued = app.sessions.pending(SESSION)
     assert [item.tool_name for item in queued] == ["Bash", "Read", "Grep"]
     assert "uv run pytest -q tests/payments" in queued[0].tool_input
     state = app.sessions.state(SESSION)
     assert state is not None
-    assert (state.harness, state.cwd, state.prompts) == ("claude", str(project), 0)
+    assert (state.harness, state.cwd, state.prompts) == ("claude", str(workdir), 0)
 
 
-def test_buffer_tool_queues_one_interaction(app: Runtime, project: Path) -> None:
-    body = payload("post_tool_use", project)
+def test_buffer_tool_queues_one_interaction(app: Runtime, workdir: Path) -> None:
+    body = payload("post_tool_use", workdir)
     assert answer(app, request("buffer-tool", body)) == ""
     (item,) = app.sessions.pending(SESSION)
     assert (item.tool_name, item.call_id) == ("Edit", "toolu_01Ab2Cd3Ef4Gh5Ij6Kl7Mn8O")
 
 
 def test_a_duplicate_event_id_is_answered_with_nothing_and_not_queued_twice(
-    app: Runtime, project: Path, caplog: pytest.LogCaptureFixture
+    app: Runtime, workdir: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    first = request("buffer-batch", payload("post_tool_batch", project))
+    first = request("buffer-batch", payload("post_tool_batch", workdir))
     assert answer(app, first) == ""
     with caplog.at_level(logging.INFO, logger="thatch"):
         assert answer(app, dict(first)) == ""
     assert pending(app) == 3
     assert first["event_id"] in caplog.text
 
-    asked = request("flush-tools", payload("user_prompt_submit", project))
+    asked = request("flush-tools", payload("user_prompt_submit", workdir))
     assert EXTRACTION_MARK in answer(app, asked)
     assert answer(app, dict(asked)) == ""
     state = app.sessions.state(SESSION)
@@ -215,20 +84,20 @@ def test_a_duplicate_event_id_is_answered_with_nothing_and_not_queued_twice(
     assert (state.prompts, state.nudge_level) == (1, 1)
 
 
-def test_the_same_tool_call_from_two_hooks_is_queued_once(app: Runtime, project: Path) -> None:
+def test_the_same_tool_call_from_two_hooks_is_queued_once(app: Runtime, workdir: Path) -> None:
     # Cursor also runs Claude Code's hooks: one call arrives twice, with two event ids.
-    body = payload("post_tool_use", project)
+    body = payload("post_tool_use", workdir)
     assert answer(app, request("buffer-tool", body)) == ""
     assert answer(app, request("buffer-tool", body, env={"CURSOR_VERSION": "1.7"})) == ""
     assert pending(app) == 1
 
 
 def test_observers_see_each_event_once_with_core_fields_set(
-    make_app: AppFactory, project: Path
+    make_app: RuntimeFactory, workdir: Path
 ) -> None:
-    observer = Observer()
+    observer = EventRecorder()
     app = make_app(observer)
-    sent = request("buffer-batch", payload("post_tool_batch", project), received_at=1234.5)
+    sent = request("buffer-batch", payload("post_tool_batch", workdir), received_at=1234.5)
     answer(app, sent)
     answer(app, sent)
     (event,) = observer.events
@@ -236,66 +105,66 @@ def test_observers_see_each_event_once_with_core_fields_set(
 
 
 def test_the_project_folder_from_the_environment_wins_over_the_payload_cwd(
-    make_app: AppFactory, project: Path, tmp_path: Path
+    make_app: RuntimeFactory, workdir: Path, tmp_path: Path
 ) -> None:
-    observer = Observer()
+    observer = EventRecorder()
     app = make_app(observer)
     env = {"CLAUDE_PROJECT_DIR": str(tmp_path)}
-    answer(app, request("buffer-batch", payload("post_tool_batch", project), env=env))
+    answer(app, request("buffer-batch", payload("post_tool_batch", workdir), env=env))
     answer(app, harness_request("start", session="no-cwd") | {"cwd": "/from/request"})
     assert [event.cwd for event in observer.events] == [str(tmp_path), "/from/request"]
 
 
 # -- replay ----------------------------------------------------------------------
-def test_a_replay_records_but_prints_nothing(app: Runtime, project: Path) -> None:
+def test_a_replay_records_but_prints_nothing(app: Runtime, workdir: Path) -> None:
     for command, name in (
         ("buffer-batch", "post_tool_batch"),
         ("flush-tools", "user_prompt_submit"),
         ("reminder", "session_start"),
     ):
-        assert answer(app, request(command, payload(name, project)), replay=True) == ""
+        assert answer(app, request(command, payload(name, workdir)), replay=True) == ""
     assert pending(app) == 3
     state = app.sessions.state(SESSION)
     assert state is not None
     # The replayed prompt counts, but no nudge was shown, so none was ignored.
     assert (state.prompts, state.nudge_level) == (1, 0)
-    live = prompt(app, project)
+    live = prompt(app, workdir)
     assert "3 tool interactions from this session may hold knowledge" in live
 
 
 # -- prompts ---------------------------------------------------------------------
-def test_flush_tools_prints_the_extraction_nudge_and_escalates(app: Runtime, project: Path) -> None:
-    batch(app, project)
-    first = prompt(app, project)
+def test_flush_tools_prints_the_extraction_nudge_and_escalates(app: Runtime, workdir: Path) -> None:
+    batch(app, workdir)
+    first = prompt(app, workdir)
     assert EXTRACTION_MARK in first
     assert f'session_id="{SESSION}"' in first
     assert "uv run pytest -q tests/payments" in first
     assert level(app) == 1
-    second = prompt(app, project)
+    second = prompt(app, workdir)
     assert second.startswith("[thatch] Reminder: 3 tool interactions are still unsaved")
     assert pending(app) == 3  # peeked, not drained
 
 
-def test_sessions_keep_their_own_queues(app: Runtime, project: Path) -> None:
-    batch(app, project, session="a")
-    assert EXTRACTION_MARK not in prompt(app, project, session="b")
-    assert 'session_id="a"' in prompt(app, project, session="a")
+def test_sessions_keep_their_own_queues(app: Runtime, workdir: Path) -> None:
+    batch(app, workdir, session="a")
+    assert EXTRACTION_MARK not in prompt(app, workdir, session="b")
+    assert 'session_id="a"' in prompt(app, workdir, session="a")
 
 
-def test_without_anything_to_say_the_save_reminder_is_printed(app: Runtime, project: Path) -> None:
-    assert prompt(app, project) == SAVE_REMINDER
+def test_without_anything_to_say_the_save_reminder_is_printed(app: Runtime, workdir: Path) -> None:
+    assert prompt(app, workdir) == SAVE_REMINDER
 
 
 def test_compaction_silences_prompts_until_the_session_starts_again(
-    app: Runtime, project: Path
+    app: Runtime, workdir: Path
 ) -> None:
-    batch(app, project)
+    batch(app, workdir)
     assert answer(app, harness_request("compact")) == ""
     state = app.sessions.state(SESSION)
     assert state is not None
     assert state.compacting
-    assert prompt(app, project) == ""
-    assert prompt(app, project, "Now add partial refunds for gift cards the same way, please") == ""
+    assert prompt(app, workdir) == ""
+    assert prompt(app, workdir, "Now add partial refunds for gift cards the same way, please") == ""
     assert level(app) == 0  # nothing shown, so nothing escalates
 
     restart = answer(app, harness_request("start", source="compact"))
@@ -303,11 +172,11 @@ def test_compaction_silences_prompts_until_the_session_starts_again(
     state = app.sessions.state(SESSION)
     assert state is not None
     assert not state.compacting
-    assert "3 tool interactions from this session" in prompt(app, project)
+    assert "3 tool interactions from this session" in prompt(app, workdir)
 
 
-def test_a_harness_prompt_is_answered_through_its_event(app: Runtime, project: Path) -> None:
-    batch(app, project)
+def test_a_harness_prompt_is_answered_through_its_event(app: Runtime, workdir: Path) -> None:
+    batch(app, workdir)
     text = answer(app, harness_request("prompt", prompt="carry on"))
     assert EXTRACTION_MARK in text
 
@@ -319,70 +188,70 @@ def test_a_harness_prompt_is_answered_through_its_event(app: Runtime, project: P
         "  \n<task-notification>done</task-notification>",
     ],
 )
-def test_task_notifications_get_nothing(app: Runtime, project: Path, text: str) -> None:
-    batch(app, project)
-    assert prompt(app, project, text) == ""
+def test_task_notifications_get_nothing(app: Runtime, workdir: Path, text: str) -> None:
+    batch(app, workdir)
+    assert prompt(app, workdir, text) == ""
     assert level(app) == 0
 
 
 @pytest.mark.parametrize("case", ["compacting", "task-notification"])
 def test_flush_predictions_is_silent_when_prompts_are(
-    app: Runtime, project: Path, case: str
+    app: Runtime, workdir: Path, case: str
 ) -> None:
     app.thatch.decisions.update("writing a parser", "handle errors first", "create", store="global")
     text = "writing a parser for toml"
-    assert prompt(app, project, text, command="flush-predictions").startswith(DECISION_HEADER)
+    assert prompt(app, workdir, text, command="flush-predictions").startswith(DECISION_HEADER)
     if case == "compacting":
         answer(app, harness_request("compact"))
     else:
         text = f"<task-notification>{text}</task-notification>"
-    assert prompt(app, project, text, command="flush-predictions") == ""
+    assert prompt(app, workdir, text, command="flush-predictions") == ""
 
 
-def test_json_gives_claudes_hook_specific_output(app: Runtime, project: Path) -> None:
-    batch(app, project, session="plain")
-    batch(app, project, session="json")
-    plain = prompt(app, project, session="plain")
-    answered = json.loads(prompt(app, project, session="json", json=True))
+def test_json_gives_claudes_hook_specific_output(app: Runtime, workdir: Path) -> None:
+    batch(app, workdir, session="plain")
+    batch(app, workdir, session="json")
+    plain = prompt(app, workdir, session="plain")
+    answered = json.loads(prompt(app, workdir, session="json", json=True))
     context = answered["hookSpecificOutput"]["additionalContext"]
     assert answered["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
     assert context == plain.replace('session_id="plain"', 'session_id="json"')
 
-    start = request("reminder", payload("session_start", project), json=True)
+    start = request("reminder", payload("session_start", workdir), json=True)
     started = json.loads(answer(app, start))["hookSpecificOutput"]
     assert started["hookEventName"] == "SessionStart"
     assert started["additionalContext"].startswith("[thatch] Memory for this session")
 
 
-def test_json_with_nothing_to_say_is_empty(app: Runtime, project: Path) -> None:
+def test_json_with_nothing_to_say_is_empty(app: Runtime, workdir: Path) -> None:
     silent = "<task-notification>x</task-notification>"
-    assert prompt(app, project, silent, json=True) == ""
+    assert prompt(app, workdir, silent, json=True) == ""
 
 
-def test_reminder_prints_the_session_briefing(app: Runtime, project: Path) -> None:
-    text = answer(app, request("reminder", payload("session_start", project)))
+def test_reminder_prints_the_session_briefing(app: Runtime, workdir: Path) -> None:
+    text = answer(app, request("reminder", payload("session_start", workdir)))
     assert text.startswith("[thatch] Memory for this session")
     assert "global store" in text  # the project has no git remote
 
 
 def test_the_budget_from_the_config_file_bounds_the_output(
-    make_app: AppFactory, project: Path
+    make_app: RuntimeFactory, workdir: Path
 ) -> None:
     app = make_app(config="[nudges]\nbudget = 300\n")
-    batch(app, project)
-    text = prompt(app, project)
+    batch(app, workdir)
+    text = prompt(app, workdir)
     assert EXTRACTION_MARK in text
     assert len(text) <= 300
 
 
 # -- the decision model ------------------------------------------------------------
-def test_flush_predictions_gives_only_the_decision_block(app: Runtime, project: Path) -> None:
+def test_flush_predictions_gives_only_the_decision_block(app: Runtime, workdir: Path) -> None:
     th = app.thatch
     th.decisions.update("writing a parser", "handle errors first", "create", store="global")
     th.remember("parsers", "Writing a parser for toml uses tomllib", store="global")
-    batch(app, project)
+    batch(app, workdir)
     text = "writing a parser for toml"
-    only = prompt(app, project, text, command="flush-predictions")
+    only = prompt(app, workdir, text, command="flush-predictions")
     lines = only.splitlines()
     assert lines[0] == DECISION_HEADER
     assert len(lines) == 2
@@ -391,36 +260,36 @@ def test_flush_predictions_gives_only_the_decision_block(app: Runtime, project: 
     (fire,) = th.storage.fires()
     assert fire.session == SESSION
 
-    everything = prompt(app, project, text)
+    everything = prompt(app, workdir, text)
     for part in (EXTRACTION_MARK, RECALL_HEADER, DECISION_HEADER):
         assert part in everything
 
 
-def test_flush_predictions_without_a_model_prints_nothing(app: Runtime, project: Path) -> None:
-    assert prompt(app, project, "writing a parser", command="flush-predictions") == ""
+def test_flush_predictions_without_a_model_prints_nothing(app: Runtime, workdir: Path) -> None:
+    assert prompt(app, workdir, "writing a parser", command="flush-predictions") == ""
 
 
 def test_a_lower_prediction_threshold_fires_on_looser_prompts(
-    make_app: AppFactory, project: Path
+    make_app: RuntimeFactory, workdir: Path
 ) -> None:
     loose = "naming the branch"
     strict = make_app()
     strict.thatch.decisions.update("writing a parser", "handle errors first", "create")
-    assert prompt(strict, project, loose, command="flush-predictions") == ""
+    assert prompt(strict, workdir, loose, command="flush-predictions") == ""
     strict.close()
     lowered = make_app(config="[thresholds]\nprediction = -1.0\n")
-    assert prompt(lowered, project, loose, command="flush-predictions").startswith(DECISION_HEADER)
+    assert prompt(lowered, workdir, loose, command="flush-predictions").startswith(DECISION_HEADER)
 
 
 # -- recall ----------------------------------------------------------------------
 def test_a_delivered_recall_nudge_counts_and_is_not_shown_again(
-    app: Runtime, project: Path
+    app: Runtime, workdir: Path
 ) -> None:
     th = app.thatch
     th.remember("tabs", "The user indents Python code with tabs", store="global")
     th.remember("db", "Sessions live in postgres behind pgbouncer", store="global")
     asked = "how should I indent this python code?"
-    first = prompt(app, project, asked)
+    first = prompt(app, workdir, asked)
     assert first.startswith(RECALL_HEADER)
     assert "- tabs (global): The user indents Python code with tabs" in first
     assert "pgbouncer" not in first
@@ -430,23 +299,23 @@ def test_a_delivered_recall_nudge_counts_and_is_not_shown_again(
     assert th.show("db", store="global").recall_count == 0
     assert app.sessions.shown_recently(SESSION, [tabs.id], 10) == {tabs.id}
 
-    again = prompt(app, project, asked)
+    again = prompt(app, workdir, asked)
     assert "- tabs" not in again
     assert again == SAVE_REMINDER
     assert th.show("tabs", store="global").recall_count == 1
     # Another session has not seen it yet.
-    assert "- tabs (global)" in prompt(app, project, asked, session="other")
+    assert "- tabs (global)" in prompt(app, workdir, asked, session="other")
 
 
 def test_shown_memories_and_fires_are_written_once_the_hook_is_answered(
-    app: Runtime, project: Path
+    app: Runtime, workdir: Path
 ) -> None:
     th = app.thatch
     th.remember("tabs", "The user indents Python code with tabs", store="global")
     th.decisions.update("writing a parser", "handle errors first", "create", store="global")
-    asked = request("flush-tools", payload("user_prompt_submit", project, prompt="indent python"))
+    asked = request("flush-tools", payload("user_prompt_submit", workdir, prompt="indent python"))
     assert RECALL_HEADER in handle_hook(app, asked)
-    fired = request("flush-predictions", payload("user_prompt_submit", project, prompt="a parser"))
+    fired = request("flush-predictions", payload("user_prompt_submit", workdir, prompt="a parser"))
     assert handle_hook(app, fired).startswith(DECISION_HEADER)
     tabs = th.show("tabs", store="global")
     assert tabs.recall_count == 0
@@ -461,12 +330,12 @@ def test_shown_memories_and_fires_are_written_once_the_hook_is_answered(
     assert th.show("tabs", store="global").recall_count == 1
 
 
-def test_a_silenced_prompt_shows_and_fires_nothing(app: Runtime, project: Path) -> None:
+def test_a_silenced_prompt_shows_and_fires_nothing(app: Runtime, workdir: Path) -> None:
     th = app.thatch
     th.remember("tabs", "The user indents Python code with tabs", store="global")
     th.decisions.update("writing a parser", "handle errors first", "create", store="global")
     answer(app, harness_request("compact"))
-    assert prompt(app, project, "indent python while writing a parser") == ""
+    assert prompt(app, workdir, "indent python while writing a parser") == ""
     assert th.show("tabs", store="global").recall_count == 0
     assert th.storage.fires() == []
 
@@ -508,14 +377,14 @@ def test_an_unknown_harness_is_logged_and_answered_with_nothing(
 
 
 def test_a_failing_plugin_is_logged_and_the_others_still_answer(
-    make_app: AppFactory, project: Path, caplog: pytest.LogCaptureFixture
+    make_app: RuntimeFactory, workdir: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    observer = Observer()
+    observer = EventRecorder()
     app = make_app(Broken(), observer)
     app.thatch.remember("tabs", "The user indents Python code with tabs", store="global")
     with caplog.at_level(logging.ERROR, logger="thatch"):
-        assert batch(app, project) == ""
-        text = prompt(app, project, "how should I indent this python code?")
+        assert batch(app, workdir) == ""
+        text = prompt(app, workdir, "how should I indent this python code?")
     assert pending(app) == 3
     assert len(observer.events) == 2
     assert EXTRACTION_MARK in text

@@ -20,27 +20,13 @@ from thatch.setup.model import (
     SetupContext,
     TextBlock,
 )
+from thatch.testing import apply_changes, plan_changes, tree
 
 SERVER = {"type": "stdio", "command": "thatch", "args": ["mcp"]}
 
 
 def hook(command: str) -> dict[str, object]:
     return {"hooks": [{"type": "command", "command": command}]}
-
-
-def snapshot(folder: Path) -> dict[str, object]:
-    """Every file (bytes and mode) and folder under ``folder``."""
-    found: dict[str, object] = {}
-    for root, dirs, names in os.walk(folder):
-        for name in dirs:
-            found[os.path.relpath(os.path.join(root, name), folder) + "/"] = "dir"
-        for name in names:
-            path = Path(root, name)
-            found[os.path.relpath(path, folder)] = (
-                path.read_bytes(),
-                stat.S_IMODE(path.stat().st_mode),
-            )
-    return found
 
 
 class Setup:
@@ -54,12 +40,10 @@ class Setup:
         self.scope = f"project:{self.project}"
 
     def plan(self, changes: list[Change]) -> list[engine.FileEdit]:
-        return engine.plan(changes, engine.installed(self.state, self.target, self.scope))
+        return plan_changes(changes, self.state, target=self.target, scope_key=self.scope)
 
     def run(self, changes: list[Change]) -> engine.ApplyReport:
-        return engine.apply(
-            self.plan(changes), state_dir=self.state, target=self.target, scope_key=self.scope
-        )
+        return apply_changes(changes, self.state, target=self.target, scope_key=self.scope)
 
     def uninstall(self) -> engine.ApplyReport:
         return engine.uninstall(self.state, self.target, self.scope)
@@ -83,7 +67,7 @@ def setup(tmp_path: Path) -> Setup:
 
 def test_plan_writes_nothing_and_diff_shows_new_files(setup: Setup) -> None:
     edits = setup.plan(setup.changes())
-    assert snapshot(setup.project) == {}
+    assert tree(setup.project) == {}
     assert not setup.state.exists()
     text = engine.diff(edits)
     assert f"--- /dev/null\n+++ {setup.project / '.mcp.json'}\n" in text
@@ -94,7 +78,7 @@ def test_plan_writes_nothing_and_diff_shows_new_files(setup: Setup) -> None:
 def test_second_run_changes_nothing(setup: Setup) -> None:
     first = setup.run(setup.changes())
     assert len(first.written) == 4
-    before = snapshot(setup.project)
+    before = tree(setup.project)
     manifest_text = manifest.path_of(setup.state).read_text()
     edits = setup.plan(setup.changes())
     assert [edit.changed for edit in edits] == [False] * 4
@@ -103,7 +87,7 @@ def test_second_run_changes_nothing(setup: Setup) -> None:
     second = setup.run(setup.changes())
     assert not second.changed
     assert second.backups == ()
-    assert snapshot(setup.project) == before
+    assert tree(setup.project) == before
     assert manifest.path_of(setup.state).read_text() == manifest_text
 
 
@@ -113,7 +97,7 @@ def test_empty_project_round_trip_leaves_nothing(setup: Setup) -> None:
         setup.project / ".claude" / "skills" / "primer" / "SKILL.md"
     ).read_text() == "# Primer\n"
     report = setup.uninstall()
-    assert snapshot(setup.project) == {}
+    assert tree(setup.project) == {}
     assert set(report.deleted) == {
         setup.project / ".mcp.json",
         setup.project / ".claude" / "settings.json",
@@ -182,7 +166,7 @@ def test_executable_owned_file(setup: Setup) -> None:
     assert os.access(script, os.X_OK)
     assert engine.plan([OwnedFile(script, "#!/bin/sh\n", executable=True)])[0].changed is False
     setup.uninstall()
-    assert snapshot(setup.project) == {}
+    assert tree(setup.project) == {}
 
 
 def test_owned_file_turns_executable_when_asked(setup: Setup) -> None:
@@ -198,11 +182,11 @@ def test_owned_file_that_replaced_one_is_restored_on_uninstall(setup: Setup) -> 
     rule = setup.project / ".cursor" / "rules" / "thatch.mdc"
     rule.parent.mkdir(parents=True)
     rule.write_text("the user's own rule\n")
-    before = snapshot(setup.project)
+    before = tree(setup.project)
     setup.run([OwnedFile(rule, "---\nalwaysApply: true\n---\nthatch\n")])
     assert rule.read_text().endswith("thatch\n")
     setup.uninstall()
-    assert snapshot(setup.project) == before
+    assert tree(setup.project) == before
 
 
 def test_uninstall_keeps_what_the_user_changed(setup: Setup) -> None:
@@ -234,10 +218,10 @@ def test_invalid_json_is_refused_and_nothing_is_written(setup: Setup) -> None:
     settings = setup.project / ".claude" / "settings.json"
     settings.parent.mkdir()
     settings.write_text('{\n  "hooks": {\n    "Stop": []\n  \n')
-    before = snapshot(setup.project)
+    before = tree(setup.project)
     with pytest.raises(JsoncError, match=rf"^{settings} line 2 column 12: .*never closed"):
         setup.run(setup.changes())
-    assert snapshot(setup.project) == before
+    assert tree(setup.project) == before
     assert not setup.state.exists()
 
 
@@ -245,10 +229,10 @@ def test_invalid_json_blocks_uninstall_too(setup: Setup) -> None:
     setup.run(setup.changes())
     settings = setup.project / ".claude" / "settings.json"
     settings.write_text("{ broken")
-    before = snapshot(setup.project)
+    before = tree(setup.project)
     with pytest.raises(JsoncError, match=str(settings)):
         setup.uninstall()
-    assert snapshot(setup.project) == before
+    assert tree(setup.project) == before
     assert engine.status(setup.state)
 
 
@@ -262,7 +246,7 @@ def test_changes_no_longer_wanted_are_taken_back(setup: Setup) -> None:
     assert not (setup.project / "CLAUDE.md").exists()
     assert not (setup.project / ".claude" / "skills").exists()
     setup.uninstall()
-    assert snapshot(setup.project) == {}
+    assert tree(setup.project) == {}
 
 
 def test_users_own_equal_value_is_not_ours_to_remove(setup: Setup) -> None:
@@ -301,10 +285,10 @@ def test_apply_refuses_a_plan_made_before_the_file_changed(setup: Setup) -> None
 
 def test_dry_run_uninstall_shows_the_removal(setup: Setup) -> None:
     setup.run(setup.changes())
-    before = snapshot(setup.project)
+    before = tree(setup.project)
     text = engine.diff(engine.plan_uninstall(setup.state, "claude", setup.scope))
     assert f"--- {setup.project / '.mcp.json'}\n+++ /dev/null\n" in text
-    assert snapshot(setup.project) == before
+    assert tree(setup.project) == before
 
 
 def test_one_file_with_two_kinds_of_change_is_refused(setup: Setup) -> None:
@@ -346,7 +330,7 @@ def test_broken_manifest_is_reported_before_any_write(setup: Setup) -> None:
     manifest.path_of(setup.state).write_text("{ not json")
     with pytest.raises(ConfigError, match=r"setup-manifest.json cannot be read"):
         setup.run(setup.changes())
-    assert snapshot(setup.project) == {}
+    assert tree(setup.project) == {}
 
 
 def test_status_and_describe(tmp_path: Path) -> None:

@@ -8,8 +8,6 @@ writes next to the user's config.
 
 from __future__ import annotations
 
-import os
-import stat
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,6 +15,7 @@ import pytest
 from thatch.setup import engine
 from thatch.setup.jsonc import loads
 from thatch.setup.model import Change, JsonEntry, JsonListItem, OwnedFile, TextBlock
+from thatch.testing import tree
 
 CLAUDE_SETTINGS = """{
   "$schema": "https://json.schemastore.org/claude-code-settings.json",
@@ -139,21 +138,6 @@ SCENARIOS: dict[str, tuple[Callable[[Path], list[Change]], dict[str, str]]] = {
 }
 
 
-def snapshot(folder: Path) -> dict[str, object]:
-    """Every file (bytes and mode) and folder under ``folder``."""
-    found: dict[str, object] = {}
-    for root, dirs, names in os.walk(folder):
-        for name in dirs:
-            found[os.path.relpath(os.path.join(root, name), folder) + "/"] = "dir"
-        for name in names:
-            path = Path(root, name)
-            found[os.path.relpath(path, folder)] = (
-                path.read_bytes(),
-                stat.S_IMODE(path.stat().st_mode),
-            )
-    return found
-
-
 def write(project: Path, files: dict[str, str]) -> None:
     for name, text in files.items():
         path = project / name
@@ -171,24 +155,24 @@ def test_setup_then_uninstall_restores_every_byte(
     project.mkdir()
     if existing:
         write(project, files)
-    before = snapshot(project)
+    before = tree(project)
     scope = f"project:{project}"
     changes = changes_for(project)
 
     report = engine.apply(engine.plan(changes), state_dir=state, target=scenario, scope_key=scope)
     assert report.written
     assert len(report.backups) == (len(files) if existing else 0)
-    after = snapshot(project)
+    after = tree(project)
 
     # Idempotent: the second plan has nothing to do.
     again = engine.plan(changes, engine.installed(state, scenario, scope))
     assert [edit for edit in again if edit.changed] == []
 
     engine.uninstall(state, scenario, scope)
-    assert snapshot(project) == before
+    assert tree(project) == before
     # Setting up again after an uninstall gives the same files as the first time.
     engine.apply(engine.plan(changes), state_dir=state, target=scenario, scope_key=scope)
-    assert snapshot(project) == after
+    assert tree(project) == after
 
 
 def test_claude_settings_golden(tmp_path: Path) -> None:
