@@ -314,3 +314,12 @@ def test_each_mentioning_file_is_its_own_check(home: Path, project: Path) -> Non
     harness = [(c.name, c.status) for c in found if c.name.startswith("Claude")]
     expected_mcp = "ok" if os.access(absolute, os.X_OK) else "fail"
     assert harness == [("Claude Code hooks", "fail"), ("Claude Code MCP", expected_mcp)]
+
+
+def test_a_hook_command_after_variable_assignments_is_found(tmp_path: Path) -> None:
+    from thatch.doctor import _program
+
+    assert _program("THATCH_HOME='/a b' /opt/bin/thatch hook claude Stop") == "/opt/bin/thatch"
+    assert _program("thatch flush-tools") == "thatch"
+    assert _program("A=1 B=2") is None
+    assert _program("unbalanced 'quote") is None

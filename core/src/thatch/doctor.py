@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import stat
 from collections.abc import Callable, Iterator
@@ -287,7 +288,9 @@ def _commands(data: object) -> Iterator[str]:
     if isinstance(data, dict):
         for key, value in data.items():
             if key == "command" and isinstance(value, str) and "thatch" in value:
-                yield value.split()[0]
+                program = _program(value)
+                if program:
+                    yield program
             elif key == "command" and isinstance(value, list) and value:
                 if any("thatch" in str(part) for part in value):
                     yield str(value[0])
@@ -296,6 +299,17 @@ def _commands(data: object) -> Iterator[str]:
     elif isinstance(data, list):
         for item in data:
             yield from _commands(item)
+
+
+def _program(command_line: str) -> str | None:
+    """The program a shell command line runs, after any ``NAME=value`` assignments."""
+    import shlex
+
+    try:
+        words = shlex.split(command_line)
+    except ValueError:
+        return None
+    return next((w for w in words if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", w)), None)
 
 
 def _runnable(command: str) -> bool:
