@@ -92,32 +92,38 @@ def tool_call(data: Any, where: str) -> ToolCall:
 def text_field(
     data: Mapping[str, Any], key: str, *, allow_empty: bool = False, where: str = ""
 ) -> str:
+    """``data[key]`` as a string; InvalidInputError naming ``where + key`` otherwise."""
     value = data.get(key)
     if not isinstance(value, str) or (not value and not allow_empty):
         wanted = "a string" if allow_empty else "a non-empty string"
         raise InvalidInputError(
-            f"payload field '{where}{key}' must be {wanted}, got {_described(value)}"
+            f"payload field '{where}{key}' must be {wanted}, got {describe_value(value)}"
         )
     return value
 
 
-def optional_text(data: Mapping[str, Any], key: str, *, where: str = "") -> str | None:
+def optional_text(
+    data: Mapping[str, Any], key: str, *, where: str = "", keep_empty: bool = False
+) -> str | None:
+    """``data[key]`` if it is a string; None when absent (or empty, unless ``keep_empty``)."""
     value = data.get(key)
     if value is None:
         return None
     if not isinstance(value, str):
         raise InvalidInputError(
-            f"payload field '{where}{key}' must be a string, got {_described(value)}"
+            f"payload field '{where}{key}' must be a string, got {describe_value(value)}"
         )
-    return value or None
+    return value if value or keep_empty else None
 
 
-def _described(value: Any) -> str:
+def describe_value(value: Any) -> str:
+    """What a wrong value is, in words a user knows from JSON (never the value itself)."""
     if value is None:
         return "nothing (the field is missing)"
     if value == "":
         return "an empty string"
     kind = {
+        str: "a string",
         bool: "true/false",
         int: "a number",
         float: "a number",

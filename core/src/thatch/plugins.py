@@ -213,19 +213,22 @@ class Plugins:
         """MCP tools contributed by plugins."""
         return [tool for result in self.manager.hook.thatch_tools() for tool in result or ()]
 
-    def _each(self, hook_name: str, **kwargs: Any) -> list[Any]:
-        # pluggy stops at the first exception; for observers and nudge
-        # sources each implementation runs on its own.
+    def _each(self, hook_name: str, **kwargs: Any) -> list[list[Any]]:
+        """What each implementation returned, as a list (None: nothing).
+
+        pluggy stops at the first exception; for observers and nudge sources
+        each implementation runs on its own. Results are drained inside the
+        guard, so a generator that fails half-way is skipped like any failure.
+        """
         caller = getattr(self.manager.hook, hook_name)
         results = []
         for impl in reversed(caller.get_hookimpls()):
             try:
                 result = impl.function(**{name: kwargs[name] for name in impl.argnames})
+                if result is not None:
+                    results.append(list(result))
             except Exception:
                 log.exception("plugin %s failed in %s", impl.plugin_name, hook_name)
-                continue
-            if result is not None:
-                results.append(result if hook_name != "thatch_nudges" else list(result))
         return results
 
     def describe(self) -> list[PluginInfo]:

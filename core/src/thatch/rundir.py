@@ -25,10 +25,18 @@ MAX_SOCKET_PATH = 100
 class RunDir:
     """The daemon's files for one home (or the user's folders) and database."""
 
-    def __init__(self, runtime_dir: str, state_dir: str, db_key: str | None = None) -> None:
+    def __init__(
+        self, runtime_dir: str, state_dir: str, db_key: str | None = None, config_dir: str = ""
+    ) -> None:
         self.runtime_dir = runtime_dir
         self.state_dir = state_dir
         self.db_key = db_key
+        self.config_dir = config_dir
+
+    @property
+    def config_file(self) -> str:
+        """The config file (the hook commands read their cap from it)."""
+        return os.path.join(self.config_dir, "config.toml")
 
     @property
     def _stem(self) -> str:
@@ -74,10 +82,15 @@ def locate(environ: Mapping[str, str] | None = None, home: str | None = None) ->
     env = os.environ if environ is None else environ
     chosen = home or env.get("THATCH_HOME") or None
     db_path = env.get("THATCH_DB_PATH") or None
-    db_key = _short_hash(_absolute(db_path), 10) if db_path else None
+    db_key = _short_hash(absolute(db_path), 10) if db_path else None
     if chosen:
-        root = _absolute(chosen)
-        return RunDir(os.path.join(root, "run"), os.path.join(root, "state"), db_key)
+        root = absolute(chosen)
+        return RunDir(
+            os.path.join(root, "run"),
+            os.path.join(root, "state"),
+            db_key,
+            os.path.join(root, "config"),
+        )
     state = _user_state_dir(env)
     runtime_root = _absolute_or_none(env.get("XDG_RUNTIME_DIR"))
     runtime = (
@@ -85,7 +98,7 @@ def locate(environ: Mapping[str, str] | None = None, home: str | None = None) ->
         if runtime_root and sys.platform != "darwin"
         else os.path.join(state, "run")
     )
-    return RunDir(runtime, state, db_key)
+    return RunDir(runtime, state, db_key, _user_config_dir(env))
 
 
 def short_socket_dir() -> str:
@@ -102,7 +115,8 @@ def _short_hash(text: str, length: int) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:length]
 
 
-def _absolute(path: str) -> str:
+def absolute(path: str) -> str:
+    """``path`` with ``~`` expanded and symlinks resolved (how homes and databases are keyed)."""
     return os.path.realpath(os.path.expanduser(path))
 
 
@@ -110,6 +124,13 @@ def _absolute_or_none(value: str | None) -> str | None:
     # The XDG spec (and platformdirs) ignore relative paths: taken as they are,
     # they would put the socket and spool under each hook's working directory.
     return value if value and os.path.isabs(value) else None
+
+
+def _user_config_dir(env: Mapping[str, str]) -> str:
+    if sys.platform == "darwin":
+        return os.path.expanduser(f"~/Library/Application Support/{APP_NAME}")
+    base = _absolute_or_none(env.get("XDG_CONFIG_HOME")) or os.path.expanduser("~/.config")
+    return os.path.join(base, APP_NAME)
 
 
 def _user_state_dir(env: Mapping[str, str]) -> str:

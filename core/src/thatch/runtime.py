@@ -40,6 +40,11 @@ HYGIENE_TTL_SECONDS = 600.0
 log = logging.getLogger("thatch")
 
 
+def project_folder(env: Mapping[str, str], cwd: str | None) -> str | None:
+    """The caller's project: ``CLAUDE_PROJECT_DIR``, else ``CURSOR_PROJECT_DIR``, else ``cwd``."""
+    return env.get("CLAUDE_PROJECT_DIR") or env.get("CURSOR_PROJECT_DIR") or cwd
+
+
 @attrs.frozen
 class RuntimeSettings:
     """The ``[nudges]``, ``[hooks]`` and ``[daemon]`` tables of the config file."""
@@ -72,7 +77,7 @@ class Runtime:
         self._base = Thatch(config, plugins, Path.cwd())
         # Recall and the decision model embed the same prompt: embed it once.
         self._base.__dict__["embedder"] = QueryMemo(plugins.embedder(config))
-        self._views: dict[tuple[str, str | None], tuple[float, Thatch]] = {}
+        self._views: dict[str, tuple[float, Thatch]] = {}
         self._lock = threading.Lock()
         self._deferred = threading.local()
         # project folder -> (made at, report); folders whose report is being made.
@@ -101,16 +106,14 @@ class Runtime:
         The project folder is ``CLAUDE_PROJECT_DIR``, else ``CURSOR_PROJECT_DIR``,
         else ``cwd``.
         """
-        env = env or {}
-        folder = env.get("CLAUDE_PROJECT_DIR") or env.get("CURSOR_PROJECT_DIR") or cwd
-        key = (folder or str(self._base.cwd), None)
+        folder = project_folder(env or {}, cwd) or str(self._base.cwd)
         now = time.monotonic()
         with self._lock:
-            cached = self._views.get(key)
+            cached = self._views.get(folder)
             if cached and now - cached[0] < PROJECT_TTL_SECONDS:
                 return cached[1]
-            view = self._base.view(Path(key[0]))
-            self._views[key] = (now, view)
+            view = self._base.view(Path(folder))
+            self._views[folder] = (now, view)
             return view
 
     def hygiene(self, th: Thatch) -> HygieneReport | None:

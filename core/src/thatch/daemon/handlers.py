@@ -34,10 +34,11 @@ class Handlers:
         self.warm = threading.Event()
 
     @cached_property
-    def registry(self) -> Any:
-        from thatch.tools.registry import ToolRegistry
+    def tools(self) -> Any:
+        """The tools, run here on the daemon's runtime (what ``thatch mcp`` forwards to)."""
+        from thatch.mcp_server import InProcessBackend
 
-        return ToolRegistry(self.app.plugins.tools())
+        return InProcessBackend(app=self.app)
 
     def __call__(self, request: dict[str, Any]) -> dict[str, Any]:
         answer = self._answer(request)
@@ -60,7 +61,7 @@ class Handlers:
         if op == "call":
             return self._call(request)
         if op == "tools":
-            return {"ok": True, "tools": self.registry.describe()}
+            return {"ok": True, "tools": self.tools.list_tools()}
         if op == "ping":
             return {"ok": True, "warm": self.warm.is_set()}
         if op == "status":
@@ -71,21 +72,12 @@ class Handlers:
         return {"ok": False, "error": f"unknown op {op!r}"}
 
     def _call(self, request: dict[str, Any]) -> dict[str, Any]:
-        from thatch.tools.spec import ToolContext
-
         env = request.get("env") if isinstance(request.get("env"), dict) else {}
-        cwd = request.get("cwd") if isinstance(request.get("cwd"), str) else None
+        cwd = request.get("cwd") if isinstance(request.get("cwd"), str) else ""
         arguments = request.get("arguments")
         if not isinstance(arguments, dict):
             arguments = {}
-        context = ToolContext(app=self.app, thatch=self.app.project(cwd, env))
-        outcome = self.registry.call(str(request.get("tool")), arguments, context)
-        return {
-            "ok": True,
-            "result": outcome.data,
-            "text": outcome.text,
-            "is_error": outcome.is_error,
-        }
+        return {"ok": True, **self.tools.call(str(request.get("tool")), arguments, cwd, env)}
 
     def status(self) -> dict[str, Any]:
         """What ``thatch daemon status`` shows."""

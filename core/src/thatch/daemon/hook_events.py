@@ -22,7 +22,7 @@ from thatch.nudges.compose import compose
 from thatch.nudges.delivery import hook_json
 from thatch.nudges.model import Nudge
 from thatch.payloads import COMMAND_EVENTS, parse_command_payload
-from thatch.runtime import Runtime
+from thatch.runtime import Runtime, project_folder
 
 log = logging.getLogger("thatch")
 
@@ -91,10 +91,9 @@ def _parse(app: Runtime, request: Mapping[str, Any]) -> Event | None:
         raise InvalidInputError(f"unknown hook command {command!r}")
     if event is None:
         return None
-    project = env.get("CLAUDE_PROJECT_DIR") or env.get("CURSOR_PROJECT_DIR") or event.cwd
     return attrs.evolve(
         event,
-        cwd=project or request.get("cwd"),
+        cwd=project_folder(env, event.cwd) or request.get("cwd"),
         event_id=str(request.get("event_id") or ""),
         received_at=float(request.get("received_at") or 0.0),
     )

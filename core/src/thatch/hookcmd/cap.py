@@ -7,11 +7,10 @@ keeps the two in step). It is only parsed when its bytes mention
 
 from __future__ import annotations
 
-import os
-import sys
 from collections.abc import Mapping
 
-APP_NAME = "thatch"
+from thatch import rundir
+
 DEFAULT_TIMEOUT_MS = 300
 #: The lowest cap accepted (the daemon's settings check the same bound).
 MIN_TIMEOUT_MS = 50
@@ -20,19 +19,16 @@ ENV_VAR = "THATCH_HOOK_TIMEOUT_MS"
 
 def config_file(environ: Mapping[str, str], home: str | None = None) -> str:
     """The config file for ``home`` (else ``$THATCH_HOME``, else the user's)."""
-    chosen = home or environ.get("THATCH_HOME") or None
-    if chosen:
-        root = os.path.realpath(os.path.expanduser(chosen))
-        return os.path.join(root, "config", "config.toml")
-    if sys.platform == "darwin":
-        base = os.path.expanduser("~/Library/Application Support")
-    else:
-        base = environ.get("XDG_CONFIG_HOME", "").strip() or os.path.expanduser("~/.config")
-    return os.path.join(base, APP_NAME, "config.toml")
+    return rundir.locate(environ, home).config_file
 
 
-def timeout_ms(environ: Mapping[str, str], home: str | None = None) -> tuple[int, str | None]:
-    """The cap in milliseconds, and a problem to log when a setting had to be ignored."""
+def timeout_ms(
+    environ: Mapping[str, str], home: str | None = None, *, config_path: str | None = None
+) -> tuple[int, str | None]:
+    """The cap in milliseconds, and a problem to log when a setting had to be ignored.
+
+    ``config_path`` saves locating the config file again when the caller has.
+    """
     raw = environ.get(ENV_VAR, "").strip()
     if raw:
         value = _whole_number(raw)
@@ -42,7 +38,7 @@ def timeout_ms(environ: Mapping[str, str], home: str | None = None) -> tuple[int
             f"{ENV_VAR}={raw[:40]!r} ignored; use a whole number of milliseconds "
             f"of at least {MIN_TIMEOUT_MS} (using {DEFAULT_TIMEOUT_MS})"
         )
-    return _from_config(config_file(environ, home))
+    return _from_config(config_path or config_file(environ, home))
 
 
 def _from_config(path: str) -> tuple[int, str | None]:

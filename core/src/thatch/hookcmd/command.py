@@ -70,14 +70,14 @@ class _HookRun:
         self.finished = True
 
     def _run(self, started: float, stdin_fd: int, stdout_fd: int) -> None:
-        self.cap_ms, problem = cap.timeout_ms(self.environ, self.args.home)
+        self.located = rundir.locate(self.environ, home=self.args.home)
+        self.cap_ms, problem = cap.timeout_ms(self.environ, config_path=self.located.config_file)
         if problem:
             self.notes.append(problem)
         limit = self.cap_ms / 1000
         reserve = min(0.05, limit * 0.2)
         deadline = started + limit
         self.backstop.arm(deadline - time.monotonic(), grace=reserve)
-        self.located = rundir.locate(self.environ, home=self.args.home)
 
         payload = read_payload(stdin_fd, started + (limit - reserve) / 2)
         if payload.data is None:
@@ -190,7 +190,7 @@ class _HookRun:
 
         assert self.located is not None
         home = self.args.home
-        absolute = os.path.realpath(os.path.expanduser(home)) if home else None
+        absolute = rundir.absolute(home) if home else None
         try:
             return autostart.start_daemon(self.located.runtime_dir, self.environ, absolute)
         except OSError as exc:

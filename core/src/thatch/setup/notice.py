@@ -52,9 +52,9 @@ def notice_for(home: str | None, environ: Mapping[str, str]) -> str:
 
 def _problems(target: SetupTarget, environ: Mapping[str, str]) -> list[str]:
     """The project setup's problems, unless either setup has none (either one suffices)."""
-    project = Path(
-        environ.get("CLAUDE_PROJECT_DIR") or environ.get("CURSOR_PROJECT_DIR") or os.getcwd()
-    )
+    from thatch.runtime import project_folder
+
+    project = Path(project_folder(environ, None) or os.getcwd())
     user_home = Path(environ.get("HOME") or Path.home())
     found: list[str] = []
     for scope, folder in (("project", project), ("global", None)):

@@ -18,6 +18,7 @@ from typing import Any
 
 from thatch.errors import InvalidInputError
 from thatch.events import Event, EventKind, ToolCall, shared_identity
+from thatch.payloads import describe_value, optional_text, text_field
 
 from thatch_cursor import HARNESS
 
@@ -62,26 +63,26 @@ def parse_event(hook_event: str, payload: Mapping[str, Any]) -> Event:
     """
     name = event_name(hook_event)
     kind = EVENT_KINDS[name]
-    conversation = _text(payload, "conversation_id")
+    conversation = text_field(payload, "conversation_id")
     fields: dict[str, Any] = {}
     key: str | None = None
     if kind == "session_start":
         key = conversation
     elif kind == "prompt":
-        fields["prompt"] = _text(payload, "prompt", allow_empty=True)
-        key = _optional_text(payload, "generation_id")
+        fields["prompt"] = text_field(payload, "prompt", allow_empty=True)
+        key = optional_text(payload, "generation_id")
     elif kind == "tool_use":
         call = _tool_call(payload, failed=name == "postToolUseFailure")
         fields["tool_calls"] = (call,)
         key = call.call_id
     if name in _SOURCE_FIELDS:
-        fields["source"] = _optional_text(payload, _SOURCE_FIELDS[name])
+        fields["source"] = optional_text(payload, _SOURCE_FIELDS[name])
     return Event(
         kind=kind,
         harness=HARNESS,
         session_id=conversation,
         hook_event=name,
-        cwd=_optional_text(payload, "cwd") or _first_root(payload),
+        cwd=optional_text(payload, "cwd") or _first_root(payload),
         identity=shared_identity(kind, conversation, key),
         **fields,
     )
@@ -94,10 +95,10 @@ def _tool_call(payload: Mapping[str, Any], *, failed: bool) -> ToolCall:
         # UNCERTAIN: Cursor's failure payload is documented as carrying an
         # error message and a failure type; keep whichever fields it sends.
         details: dict[str, Any] = {}
-        message = _optional_text(payload, "error_message") or _optional_text(payload, "error")
+        message = optional_text(payload, "error_message") or optional_text(payload, "error")
         if message:
             details["error"] = message
-        failure_type = _optional_text(payload, "failure_type")
+        failure_type = optional_text(payload, "failure_type")
         if failure_type:
             details["failure_type"] = failure_type
         if output is not None:
@@ -106,10 +107,10 @@ def _tool_call(payload: Mapping[str, Any], *, failed: bool) -> ToolCall:
     else:
         response = output
     return ToolCall(
-        name=_text(payload, "tool_name"),
+        name=text_field(payload, "tool_name"),
         input=payload.get("tool_input"),
         response=response,
-        call_id=_optional_text(payload, "tool_use_id"),
+        call_id=optional_text(payload, "tool_use_id"),
         failed=failed,
     )
 
@@ -138,47 +139,12 @@ def _first_root(payload: Mapping[str, Any]) -> str | None:
     if not isinstance(roots, list):
         raise InvalidInputError(
             f"payload field 'workspace_roots' must be a list of folder paths, "
-            f"got {_described(roots)}"
+            f"got {describe_value(roots)}"
         )
     for index, root in enumerate(roots):
         if not isinstance(root, str) or not root:
             raise InvalidInputError(
                 f"payload field 'workspace_roots[{index}]' must be a folder path, "
-                f"got {_described(root)}"
+                f"got {describe_value(root)}"
             )
     return roots[0] if roots else None
-
-
-def _text(payload: Mapping[str, Any], key: str, *, allow_empty: bool = False) -> str:
-    value = payload.get(key)
-    if not isinstance(value, str) or (not value and not allow_empty):
-        wanted = "a string" if allow_empty else "a non-empty string"
-        raise InvalidInputError(f"payload field '{key}' must be {wanted}, got {_described(value)}")
-    return value
-
-
-def _optional_text(payload: Mapping[str, Any], key: str) -> str | None:
-    value = payload.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise InvalidInputError(f"payload field '{key}' must be a string, got {_described(value)}")
-    return value or None
-
-
-def _described(value: Any) -> str:
-    """What a wrong value is, in words (never the value: it may be long or private)."""
-    if value is None:
-        return "nothing (the field is missing)"
-    if value == "":
-        return "an empty string"
-    names = {
-        str: "a string",
-        bool: "true/false",
-        int: "a number",
-        float: "a number",
-        list: "a list",
-    }
-    if isinstance(value, dict):
-        return "an object"
-    return names.get(type(value), f"a {type(value).__name__}")

@@ -20,6 +20,7 @@ from typing import Any
 
 from thatch.errors import InvalidInputError
 from thatch.events import Event, EventKind, ToolCall, shared_identity
+from thatch.payloads import describe_value, optional_text, text_field
 
 from thatch_opencode import HARNESS
 
@@ -44,24 +45,24 @@ def parse_event(hook_event: str, payload: Mapping[str, Any]) -> Event:
             f"opencode event {hook_event!r} is not one thatch reads; use one of {known} "
             "(run 'thatch setup --opencode' to rewrite the plugin)"
         )
-    session_id = _text(payload, "session_id")
+    session_id = text_field(payload, "session_id")
     fields: dict[str, Any] = {}
     if hook_event == "session.created":
-        fields["source"] = "subagent" if _optional_text(payload, "parent_id") else "startup"
+        fields["source"] = "subagent" if optional_text(payload, "parent_id") else "startup"
     elif hook_event == "session.compacted":
         fields["source"] = "compact"
     elif kind == "prompt":
-        message_id = _optional_text(payload, "message_id")
+        message_id = optional_text(payload, "message_id")
         fields["prompt"] = _prompt(payload.get("parts"))
         # The plugin may be installed globally and in the project: both copies
         # forward the message, and core keeps the first.
         fields["identity"] = shared_identity(kind, session_id, message_id)
     elif kind == "tool_use":
         call = ToolCall(
-            name=_text(payload, "tool"),
+            name=text_field(payload, "tool"),
             input=payload.get("args"),
-            response=_optional_text(payload, "output", keep_empty=True),
-            call_id=_optional_text(payload, "call_id"),
+            response=optional_text(payload, "output", keep_empty=True),
+            call_id=optional_text(payload, "call_id"),
         )
         fields["tool_calls"] = (call,)
         fields["identity"] = shared_identity(kind, session_id, call.call_id)
@@ -70,7 +71,7 @@ def parse_event(hook_event: str, payload: Mapping[str, Any]) -> Event:
         harness=HARNESS,
         session_id=session_id,
         hook_event=hook_event,
-        cwd=_optional_text(payload, "cwd"),
+        cwd=optional_text(payload, "cwd"),
         **fields,
     )
 
@@ -79,53 +80,24 @@ def _prompt(parts: Any) -> str:
     """The user's words: the text parts opencode did not add itself, one per line."""
     if not isinstance(parts, list):
         raise InvalidInputError(
-            f"payload field 'parts' must be a list of text parts, got {_described(parts)}"
+            f"payload field 'parts' must be a list of text parts, got {describe_value(parts)}"
         )
     texts: list[str] = []
     for index, part in enumerate(parts):
         where = f"parts[{index}]."
         if not isinstance(part, Mapping):
             raise InvalidInputError(
-                f"payload field 'parts[{index}]' must be an object, got {_described(part)}"
+                f"payload field 'parts[{index}]' must be an object, got {describe_value(part)}"
             )
-        text = _text(part, "text", where=where, allow_empty=True)
+        text = text_field(part, "text", where=where, allow_empty=True)
         synthetic = part.get("synthetic", False)
         if not isinstance(synthetic, bool):
             raise InvalidInputError(
-                f"payload field '{where}synthetic' must be true/false, got {_described(synthetic)}"
+                f"payload field '{where}synthetic' must be true/false, "
+                f"got {describe_value(synthetic)}"
             )
         # Synthetic parts are opencode's (a file's content, another plugin's
         # note), not what the user typed.
         if not synthetic and text:
             texts.append(text)
     return "\n".join(texts)
-
-
-def _text(data: Mapping[str, Any], key: str, *, where: str = "", allow_empty: bool = False) -> str:
-    value = data.get(key)
-    if not isinstance(value, str) or (not value and not allow_empty):
-        wanted = "a string" if allow_empty else "a non-empty string"
-        raise InvalidInputError(
-            f"payload field '{where}{key}' must be {wanted}, got {_described(value)}"
-        )
-    return value
-
-
-def _optional_text(data: Mapping[str, Any], key: str, *, keep_empty: bool = False) -> str | None:
-    value = data.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise InvalidInputError(f"payload field '{key}' must be a string, got {_described(value)}")
-    return value if value or keep_empty else None
-
-
-def _described(value: Any) -> str:
-    """How an error names a value's type, in words a user knows from JSON."""
-    if value is None:
-        return "nothing (the field is missing or null)"
-    if value == "":
-        return "an empty string"
-    names = {bool: "true/false", int: "a number", float: "a number"}
-    names.update({list: "a list", dict: "an object"})
-    return names.get(type(value), f"a {type(value).__name__}")
