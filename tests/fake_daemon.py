@@ -14,9 +14,15 @@ Responder = Callable[[dict[str, Any]], dict[str, Any] | None]
 
 
 class FakeDaemon:
-    """A Unix socket server that records each request and answers with ``respond``."""
+    """A Unix socket server that records each request and answers with ``respond``.
 
-    def __init__(self, socket_path: str, respond: Responder) -> None:
+    ``notice`` (optional) gives a line sent, and flushed, before ``respond``
+    is asked: the warming notice a real daemon sends while it loads its model.
+    """
+
+    def __init__(
+        self, socket_path: str, respond: Responder, notice: Responder | None = None
+    ) -> None:
         self.requests: list[dict[str, Any]] = []
         self.release = threading.Event()
         daemon = self
@@ -25,6 +31,10 @@ class FakeDaemon:
             def handle(self) -> None:
                 request = wire.decode(self.rfile.readline())
                 daemon.requests.append(request)
+                early = notice(request) if notice is not None else None
+                if early is not None:
+                    self.wfile.write(wire.encode(early))
+                    self.wfile.flush()
                 answer = respond(request)
                 if answer is None:
                     daemon.release.wait(10)

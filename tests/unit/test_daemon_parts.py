@@ -6,8 +6,10 @@ import json
 import logging
 import os
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -106,6 +108,61 @@ def test_a_missing_spool_folder_is_an_empty_backlog(tmp_path: Path) -> None:
     spool = Spool(str(tmp_path / "never-made"))
     assert spool.backlog() == 0
     assert spool.replay(lambda request: pytest.fail("nothing to replay")) == 0
+
+
+def test_a_file_its_hook_still_holds_is_left_until_let_go(tmp_path: Path) -> None:
+    from thatch.hookcmd import spool as hook_spool
+
+    put(tmp_path, "a", 1)
+    held = hook_spool.write_held(str(tmp_path), {"event_id": "held"})
+    spool = Spool(str(tmp_path))
+    seen: list[str] = []
+    assert spool.replay(lambda request: seen.append(request["event_id"])) == 1
+    assert seen == ["a"]
+    assert spool.backlog() == 1  # still there, for its hook or a later replay
+    held.release(taken=False)  # the hook gave up waiting
+    assert spool.replay(lambda request: seen.append(request["event_id"])) == 1
+    assert seen == ["a", "held"]
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_file_its_hook_removed_after_the_daemon_took_it_is_not_replayed(
+    tmp_path: Path,
+) -> None:
+    from thatch.hookcmd import spool as hook_spool
+
+    held = hook_spool.write_held(str(tmp_path), {"event_id": "held"})
+    path = Path(held.path)
+    # A replay that opened the file just before its hook removed it.
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        held.release(taken=True)
+        assert not path.exists()
+        spool = Spool(str(tmp_path))
+        assert spool._replay_one(fd, path.name, str(path), lambda r: pytest.fail("taken")) is False
+    finally:
+        os.close(fd)
+
+
+def test_the_live_answer_and_the_replay_of_one_event_record_it_once(
+    runtimes: Any, tmp_path: Path
+) -> None:
+    from daemon_hooks import payload, request
+    from thatch.daemon.hook_events import handle_hook
+
+    app = runtimes()
+    sent = request("flush-tools", payload("user_prompt_submit", tmp_path, session="s-once"))
+    put(tmp_path / "spool", sent["event_id"], 1, wire.encode(sent))
+    handle_hook(app, sent)
+    assert (
+        Spool(str(tmp_path / "spool")).replay(
+            lambda spooled: handle_hook(app, spooled, replay=True)
+        )
+        == 1
+    )
+    state = app.sessions.state("s-once")
+    assert state is not None
+    assert state.prompts == 1
 
 
 # -- lock ------------------------------------------------------------------------
@@ -238,8 +295,73 @@ def test_an_older_or_unversioned_client_is_served(served: Served, client: Any) -
 
 
 def test_ping_says_when_the_daemon_is_warm(served: Served) -> None:
-    served.handlers.warm.set()
+    served.app.warm_up()
     assert ask(served, "ping")["warm"] is True
+
+
+def test_a_hook_that_asks_hears_the_daemon_is_warming_until_it_is_warm(
+    served: Served,
+) -> None:
+    hook = {"op": "hook", "warming_notice": True}
+    assert served.handlers.notice(hook) == {
+        "ok": True,
+        "warming": True,
+        "daemon": thatch.__version__,
+    }
+    assert served.handlers.notice({"op": "hook"}) is None  # did not ask: a tool call
+    assert served.handlers.notice({"op": "ping", "warming_notice": True}) is None
+    served.app.warm_up()
+    assert served.handlers.notice(hook) is None
+
+
+def test_the_server_sends_the_notice_before_it_works_on_the_answer(tmp_path: Path) -> None:
+    from thatch.daemon.server import DaemonServer
+
+    answering = threading.Event()
+    heard: list[bool] = []
+
+    def handle(request: dict[str, Any]) -> dict[str, Any]:
+        # Held until the client has read the notice: so it came first.
+        assert answering.wait(10)
+        return {"ok": True, "output": "late answer"}
+
+    def on_warming() -> float:
+        heard.append(True)
+        answering.set()
+        return 10.0
+
+    path = str(tmp_path / "d.sock")
+    server = DaemonServer(path, handle, notice=lambda request: {"ok": True, "warming": True})
+    serving = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
+    serving.start()
+    try:
+        answer = wire.request(path, {"op": "hook"}, 10.0, on_warming)
+    finally:
+        server.shutdown()
+        serving.join()
+        server.server_close()
+    assert heard == [True]
+    assert answer == {"ok": True, "output": "late answer"}
+
+
+def test_two_lines_in_one_packet_are_read_one_at_a_time() -> None:
+    left, right = socket.socketpair()
+    with left, right:
+        left.sendall(b'{"warming": true}\n{"ok": true, "output": "x"}\n')
+        lines = wire.LineReader(right)
+        assert lines.line() == b'{"warming": true}\n'
+        assert lines.line() == b'{"ok": true, "output": "x"}\n'
+        left.close()
+        with pytest.raises(wire.WireError, match="closed before the end"):
+            lines.line()
+
+
+def test_a_line_over_the_limit_is_refused() -> None:
+    left, right = socket.socketpair()
+    with left, right:
+        left.sendall(b"x" * 200)
+        with pytest.raises(wire.WireError, match="over 100 bytes"):
+            wire.LineReader(right, limit=100).line()
 
 
 def test_stop_calls_the_stop_callback(served: Served) -> None:

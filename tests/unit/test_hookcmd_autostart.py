@@ -46,14 +46,61 @@ def test_start_daemon_passes_the_home_and_stamps(
     monkeypatch.setattr(autostart, "_spawn", lambda argv, env: calls.append((argv, env)) or 1)
     runtime = tmp_path / "run"
     said = autostart.start_daemon(str(runtime), {"PATH": "/bin"}, "/abs/home")
-    assert said == "starting the daemon"
+    assert (said.note, said.coming, said.pid) == ("starting the daemon", True, 1)
     ((argv, env),) = calls
     assert argv[0] == sys.executable
     assert env == {"PATH": "/bin", "THATCH_HOME": "/abs/home"}
     assert (runtime / autostart.STAMP_NAME).exists()
     assert oct(os.stat(runtime).st_mode & 0o777) == oct(0o700)
-    assert autostart.start_daemon(str(runtime), {}, None) == "the daemon was started moments ago"
+    again = autostart.start_daemon(str(runtime), {}, None)
+    # Started by someone else just now: still worth waiting for, but not ours to watch.
+    assert (again.note, again.coming, again.pid) == (
+        "the daemon was started moments ago",
+        True,
+        None,
+    )
     assert len(calls) == 1
+
+
+def test_a_start_that_is_not_spaced_out_spawns_even_after_a_recent_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[object] = []
+    monkeypatch.setattr(autostart, "_spawn", lambda argv, env: calls.append(argv) or 7)
+    assert autostart.start_daemon(str(tmp_path), {}, None).pid == 7
+    now = autostart.start_daemon(str(tmp_path), {}, None, spaced=False)
+    assert (now.note, now.pid) == ("starting the daemon", 7)
+    assert len(calls) == 2
+    # Still stamped: the tool calls that follow do not spawn again.
+    assert autostart.start_daemon(str(tmp_path), {}, None).pid is None
+    assert len(calls) == 2
+
+
+def test_a_disabled_autostart_says_no_daemon_is_coming(tmp_path: Path) -> None:
+    said = autostart.start_daemon(str(tmp_path), {autostart.NO_AUTOSTART_VAR: "1"}, None)
+    assert not said.coming
+    assert said.pid is None
+    assert autostart.NO_AUTOSTART_VAR in said.note
+
+
+@pytest.mark.parametrize(("code", "status"), [("0", 0), ("3", 3)])
+def test_exit_status_of_a_started_process(code: str, status: int) -> None:
+    pid = autostart._spawn([sys.executable, "-c", f"raise SystemExit({code})"], dict(os.environ))
+    deadline = time.monotonic() + 30
+    while (seen := autostart.exit_status(pid)) is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert seen == status
+
+
+def test_exit_status_is_none_while_running_and_for_strangers() -> None:
+    pid = autostart._spawn([sys.executable, "-c", "import time; time.sleep(30)"], {})
+    try:
+        assert autostart.exit_status(pid) is None
+    finally:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    # Reaped already (or never ours): nothing to wait for, so "running".
+    assert autostart.exit_status(pid) is None
 
 
 @pytest.mark.parametrize(("value", "spawns"), [("1", 0), ("yes", 0), ("0", 1), ("", 1)])

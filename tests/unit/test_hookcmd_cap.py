@@ -103,3 +103,53 @@ def test_config_file_matches_paths_for_the_user(
     assert cap.config_file(os.environ) == str(Paths.for_user().config_file)
     monkeypatch.delenv("XDG_CONFIG_HOME")
     assert cap.config_file(os.environ) == str(Paths.for_user().config_file)
+
+
+# -- the cold-start allowance -------------------------------------------------------------
+def test_the_allowance_defaults_to_a_few_seconds(tmp_path: Path) -> None:
+    assert cap.cold_start_ms({}, str(tmp_path)) == (cap.DEFAULT_COLD_START_MS, None)
+    # Under the 10 s hook timeout setup writes for Claude Code and Cursor.
+    assert cap.DEFAULT_TIMEOUT_MS < cap.DEFAULT_COLD_START_MS < 10_000
+
+
+def test_the_allowance_from_the_config_file_then_the_environment(tmp_path: Path) -> None:
+    write_config(tmp_path, "[hooks]\ntimeout_ms = 400\ncold_start_ms = 2500\n")
+    assert cap.cold_start_ms({}, str(tmp_path)) == (2500, None)
+    assert cap.timeout_ms({}, str(tmp_path)) == (400, None)
+    assert cap.cold_start_ms({cap.COLD_START_ENV_VAR: "0"}, str(tmp_path)) == (0, None)
+
+
+@pytest.mark.parametrize("raw", ["soon", "-1", "2.5"])
+def test_a_bad_allowance_falls_back_and_names_the_fix(tmp_path: Path, raw: str) -> None:
+    value, problem = cap.cold_start_ms({cap.COLD_START_ENV_VAR: raw}, str(tmp_path))
+    assert value == cap.DEFAULT_COLD_START_MS
+    assert problem is not None
+    assert cap.COLD_START_ENV_VAR in problem
+
+
+def test_a_bad_allowance_in_the_config_file_names_its_key(tmp_path: Path) -> None:
+    path = write_config(tmp_path, "[hooks]\ncold_start_ms = 'long'\n")
+    value, problem = cap.cold_start_ms({}, str(tmp_path))
+    assert value == cap.DEFAULT_COLD_START_MS
+    assert problem is not None
+    assert str(path) in problem
+    assert "hooks.cold_start_ms" in problem
+    # The cap is another key: it is not bothered.
+    assert cap.timeout_ms({}, str(tmp_path)) == (cap.DEFAULT_TIMEOUT_MS, None)
+
+
+def test_the_bounds_match_the_daemons_settings(home: Path) -> None:
+    from thatch.config import Config
+    from thatch.errors import ConfigError
+    from thatch.runtime import RuntimeSettings
+
+    (home / "config").mkdir()
+    for key, lowest in (
+        ("timeout_ms", cap.MIN_TIMEOUT_MS),
+        ("cold_start_ms", cap.MIN_COLD_START_MS),
+    ):
+        (home / "config" / "config.toml").write_text(f"[hooks]\n{key} = {lowest}\n")
+        RuntimeSettings.from_config(Config.load(home, environ={}))
+        (home / "config" / "config.toml").write_text(f"[hooks]\n{key} = {lowest - 1}\n")
+        with pytest.raises(ConfigError):
+            RuntimeSettings.from_config(Config.load(home, environ={}))

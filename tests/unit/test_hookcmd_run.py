@@ -1,4 +1,8 @@
-"""A hook command in-process against a fake daemon: print its answer, or spool and exit 0."""
+"""A hook command in-process against a fake daemon: print its answer, or spool and exit 0.
+
+The cold-start cases at the end: a session start or a prompt waits for a
+daemon that is starting or warming up; other events do not.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +10,10 @@ import json
 import os
 import signal
 import socket
+import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +21,13 @@ import pytest
 import thatch
 from fake_daemon import FakeDaemon, Responder
 from thatch import rundir, wire
-from thatch.hookcmd import HookArgs, autostart, backstop
+from thatch.hookcmd import HookArgs, autostart, backstop, cap
 from thatch.hookcmd.command import run_hook
+
+#: The pid a fake spawn reports: this process, which is nobody's child to wait for.
+FAKE_PID = os.getpid()
+#: Starting a real process, for the tests that need one (the harness replaces _spawn).
+REAL_SPAWN = autostart._spawn
 
 
 class Harness:
@@ -29,16 +39,33 @@ class Harness:
         self.env: dict[str, str] = {"THATCH_HOME": str(home)}
         self.spawned: list[tuple[list[str], dict[str, str]]] = []
         self.daemons: list[FakeDaemon] = []
+        #: Runs in place of starting the daemon; returns the pid to report.
+        self.on_spawn: Callable[[], int] = lambda: FAKE_PID
         monkeypatch.setattr(autostart, "_spawn", self._record_spawn)
 
     def _record_spawn(self, argv: list[str], env: dict[str, str]) -> int:
         self.spawned.append((argv, env))
-        return 0
+        return self.on_spawn()
 
-    def daemon(self, respond: Responder) -> FakeDaemon:
-        fake = FakeDaemon(self.located.socket_path, respond)
+    def daemon(self, respond: Responder, notice: Responder | None = None) -> FakeDaemon:
+        fake = FakeDaemon(self.located.socket_path, respond, notice)
         self.daemons.append(fake)
         return fake
+
+    def daemon_later(self, seconds: float, respond: Responder) -> list[FakeDaemon]:
+        """Make the next spawn start a fake daemon ``seconds`` later; it appears in the list."""
+        started: list[FakeDaemon] = []
+
+        def spawn() -> int:
+            def later() -> None:
+                time.sleep(seconds)
+                started.append(self.daemon(respond))
+
+            threading.Thread(target=later, daemon=True).start()
+            return FAKE_PID
+
+        self.on_spawn = spawn
+        return started
 
     def run(self, args: HookArgs, stdin: bytes = b'{"session_id": "s1"}') -> str:
         in_read, in_write = os.pipe()
@@ -340,3 +367,263 @@ def test_the_home_option_wins_over_thatch_home(harness: Harness, tmp_path: Path)
     spooled = list((other / "state" / "spool").iterdir())
     assert len(spooled) == 1
     assert json.loads(spooled[0].read_bytes())["command"] == "buffer-tool"
+
+
+# -- cold start: session starts and prompts wait for a daemon that is not ready --------
+WARMING = {"ok": True, "warming": True}
+PROMPTS_AND_STARTS = [
+    HookArgs("reminder"),
+    HookArgs("flush-tools"),
+    HookArgs("flush-predictions"),
+    HookArgs("hook", "claude", "SessionStart", json=True),
+    HookArgs("hook", "claude", "UserPromptSubmit"),
+    HookArgs("hook", "cursor", "beforeSubmitPrompt"),
+    HookArgs("hook", "opencode", "chat.message"),
+]
+NOBODY_READS = [
+    HookArgs("buffer-tool"),
+    HookArgs("buffer-batch"),
+    HookArgs("hook", "claude", "PostToolUse"),
+    HookArgs("hook", "claude", "Stop"),
+    HookArgs("hook", "claude", "PreCompact"),
+]
+
+
+def spool_locked(harness: Harness) -> list[bool]:
+    """For each spooled file, whether some hook still holds its lock."""
+    import fcntl
+
+    held = []
+    for path in sorted(Path(harness.located.spool_dir).glob("*.json")):
+        with path.open("rb") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                held.append(True)
+            else:
+                held.append(False)
+    return held
+
+
+@pytest.mark.parametrize("args", PROMPTS_AND_STARTS, ids=repr)
+def test_only_events_the_agent_reads_ask_for_the_warming_notice(
+    harness: Harness, args: HookArgs
+) -> None:
+    fake = harness.daemon(echo)
+    harness.run(args)
+    assert fake.requests[0]["warming_notice"] is True
+
+
+@pytest.mark.parametrize("args", NOBODY_READS, ids=repr)
+def test_events_nobody_reads_ask_for_no_notice(harness: Harness, args: HookArgs) -> None:
+    fake = harness.daemon(echo)
+    harness.run(args)
+    assert "warming_notice" not in fake.requests[0]
+
+
+@pytest.mark.parametrize("args", PROMPTS_AND_STARTS[:2], ids=repr)
+def test_no_daemon_a_session_start_or_prompt_waits_for_the_one_it_starts(
+    harness: Harness, args: HookArgs
+) -> None:
+    seen_in_spool: list[list[dict[str, Any]]] = []
+    locked: list[list[bool]] = []
+
+    def respond(request: dict[str, Any]) -> dict[str, Any]:
+        # The event was spooled before the daemon was started, and is held meanwhile.
+        seen_in_spool.append(harness.spooled())
+        locked.append(spool_locked(harness))
+        return echo(request)
+
+    started = harness.daemon_later(0.3, respond)
+    assert harness.run(args) == "seen s1\n"
+    (fake,) = started
+    (request,) = fake.requests
+    ((spooled,),) = seen_in_spool
+    assert spooled == request  # the same event, so the daemon takes it once
+    assert locked == [[True]]
+    # Answered: the spooled copy is gone and nothing waits for a replay.
+    assert harness.spooled() == []
+    assert len(harness.spawned) == 1
+    (line,) = harness.log_lines()
+    assert "not running" in line
+    assert "event spooled as" in line
+    assert "starting the daemon" in line
+    assert "the spooled copy was removed" in line
+    assert "ms after the hook started" in line
+
+
+@pytest.mark.parametrize("args", NOBODY_READS[:3], ids=repr)
+def test_no_daemon_events_nobody_reads_spool_and_leave_at_once(
+    harness: Harness, args: HookArgs
+) -> None:
+    started = harness.daemon_later(0.3, echo)
+    assert harness.run(args) == ""
+    assert len(harness.spooled()) == 1
+    assert spool_locked(harness) == [False]
+    assert len(harness.spawned) == 1
+    time.sleep(0.5)  # the daemon comes up after the hook is gone
+    (fake,) = started
+    assert fake.requests == []
+
+
+def test_a_daemon_that_never_comes_ends_the_wait_at_the_allowance(harness: Harness) -> None:
+    harness.env[cap.COLD_START_ENV_VAR] = "400"
+    assert harness.run(HookArgs("flush-tools")) == ""
+    # Kept for the daemon, and let go of: a replay can take it.
+    assert len(harness.spooled()) == 1
+    assert spool_locked(harness) == [False]
+    (line,) = harness.log_lines()
+    assert "event spooled as" in line
+    assert "400 ms" in line
+
+
+def test_a_cold_start_starts_a_daemon_even_right_after_another_start(harness: Harness) -> None:
+    # A tool call's hook started one just now, which has stopped since (idle, or killed):
+    # waiting on the stamp alone would wait for nothing.
+    runtime = Path(harness.located.runtime_dir)
+    runtime.mkdir(parents=True)
+    (runtime / autostart.STAMP_NAME).touch()
+    assert harness.run(HookArgs("buffer-tool")) == ""
+    assert harness.spawned == []
+    harness.daemon_later(0.2, echo)
+    assert harness.run(HookArgs("flush-tools")) == "seen s1\n"
+    assert len(harness.spawned) == 1
+
+
+@pytest.mark.parametrize(
+    ("status", "said"),
+    [(3, "the daemon exited with status 3 while starting"), (0, "holds the lock")],
+)
+def test_a_daemon_that_exits_before_listening_ends_the_wait_early(
+    harness: Harness, status: int, said: str
+) -> None:
+    harness.env[cap.COLD_START_ENV_VAR] = "60000"
+    failing = [sys.executable, "-c", f"raise SystemExit({status})"]
+    harness.on_spawn = lambda: REAL_SPAWN(failing, {})
+    started = time.monotonic()
+    assert harness.run(HookArgs("reminder")) == ""
+    # A sanity bound only: far below the 60 s allowance it would otherwise wait.
+    assert time.monotonic() - started < 30
+    assert len(harness.spooled()) == 1
+    (line,) = harness.log_lines()
+    assert said in line
+
+
+def test_no_autostart_means_no_wait(harness: Harness) -> None:
+    harness.env[autostart.NO_AUTOSTART_VAR] = "1"
+    harness.env[cap.COLD_START_ENV_VAR] = "60000"
+    started = time.monotonic()
+    assert harness.run(HookArgs("reminder")) == ""
+    assert time.monotonic() - started < 30  # sanity bound: it did not wait the minute
+    assert harness.spawned == []
+    assert len(harness.spooled()) == 1
+    assert autostart.NO_AUTOSTART_VAR in harness.log_lines()[0]
+
+
+@pytest.mark.parametrize("allowance", ["0", "300", "100"])
+def test_an_allowance_not_above_the_cap_keeps_the_fast_path(
+    harness: Harness, allowance: str
+) -> None:
+    harness.env[cap.COLD_START_ENV_VAR] = allowance
+    started = harness.daemon_later(0.2, echo)
+    assert harness.run(HookArgs("flush-tools")) == ""
+    assert len(harness.spooled()) == 1
+    time.sleep(0.4)
+    (fake,) = started
+    assert fake.requests == []
+
+
+def test_a_bad_allowance_setting_is_logged_and_the_default_used(harness: Harness) -> None:
+    harness.env[cap.COLD_START_ENV_VAR] = "soon"
+    harness.daemon_later(0.2, echo)
+    assert harness.run(HookArgs("flush-tools")) == "seen s1\n"
+    (line,) = harness.log_lines()
+    assert cap.COLD_START_ENV_VAR in line
+
+
+def test_an_error_answer_after_a_cold_start_leaves_the_event_spooled(harness: Harness) -> None:
+    harness.daemon_later(0.2, lambda request: {"ok": False, "error": "storage is locked"})
+    assert harness.run(HookArgs("flush-tools")) == ""
+    assert len(harness.spooled()) == 1
+    assert spool_locked(harness) == [False]
+    assert "storage is locked" in harness.log_lines()[0]
+
+
+def test_a_warming_daemon_is_waited_for_past_the_cap(harness: Harness) -> None:
+    harness.env["THATCH_HOOK_TIMEOUT_MS"] = "100"
+
+    def slow(request: dict[str, Any]) -> dict[str, Any]:
+        time.sleep(0.4)  # the model loads, well past the 100 ms cap
+        return echo(request)
+
+    harness.daemon(slow, notice=lambda request: WARMING)
+    assert harness.run(HookArgs("hook", "claude", "UserPromptSubmit")) == "seen s1\n"
+    assert harness.spooled() == []
+    assert harness.spawned == []
+    (line,) = harness.log_lines()
+    assert "warming up" in line
+    assert "ms after the hook started" in line
+
+
+def test_a_warming_daemon_without_an_allowance_times_out_at_the_cap(harness: Harness) -> None:
+    harness.env["THATCH_HOOK_TIMEOUT_MS"] = "100"
+    harness.env[cap.COLD_START_ENV_VAR] = "0"
+    fake = harness.daemon(lambda request: None, notice=lambda request: WARMING)
+    assert harness.run(HookArgs("flush-tools")) == ""
+    fake.release.set()
+    (spooled,) = harness.spooled()
+    assert spooled["event_id"] == fake.requests[0]["event_id"]
+    assert "did not answer within 100 ms" in harness.log_lines()[0]
+
+
+def test_a_warming_daemon_that_outlasts_the_allowance_gets_the_event_spooled(
+    harness: Harness,
+) -> None:
+    harness.env["THATCH_HOOK_TIMEOUT_MS"] = "100"
+    harness.env[cap.COLD_START_ENV_VAR] = "300"
+    fake = harness.daemon(lambda request: None, notice=lambda request: WARMING)
+    assert harness.run(HookArgs("reminder")) == ""
+    fake.release.set()
+    (spooled,) = harness.spooled()
+    assert spooled["event_id"] == fake.requests[0]["event_id"]
+    assert "within 300 ms" in harness.log_lines()[0]
+
+
+def test_the_backstop_follows_the_extended_deadline(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    exits: list[int] = []
+    monkeypatch.setattr(backstop, "_exit", exits.append)
+    waited: list[float] = []
+    timer_left: list[float] = []
+
+    def warming_then_hang(
+        path: str, message: dict[str, Any], timeout: float, on_warming: Any = None
+    ) -> dict[str, Any]:
+        assert on_warming is not None
+        waited.append(on_warming())
+        timer_left.append(signal.getitimer(signal.ITIMER_REAL)[0])
+        time.sleep(10)  # ignores the socket timeout: only the backstop can end this
+        return {"ok": True, "output": "too late"}
+
+    monkeypatch.setattr(wire, "request", warming_then_hang)
+    harness.env["THATCH_HOOK_TIMEOUT_MS"] = "100"
+    harness.env[cap.COLD_START_ENV_VAR] = "400"
+    assert harness.run(HookArgs("flush-tools")) == ""
+    # The wait was given the allowance, not what was left of the cap.
+    (seconds,) = waited
+    assert 0.1 < seconds <= 0.4
+    # The backstop was moved along: it would have fired within the 100 ms cap.
+    (left,) = timer_left
+    assert 0.1 < left <= 0.4
+    assert len(harness.spooled()) == 1
+    (line,) = harness.log_lines()
+    assert "cold-start allowance of 400 ms was reached" in line
+    assert exits == []
+
+
+def test_the_warming_notice_needs_no_waiting_from_other_events(harness: Harness) -> None:
+    # A daemon sends the notice only when asked; one that sends it anyway is still read right.
+    harness.daemon(echo, notice=lambda request: WARMING)
+    assert harness.run(HookArgs("buffer-tool")) == "seen s1\n"
+    assert harness.log_lines() == []

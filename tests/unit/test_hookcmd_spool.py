@@ -84,3 +84,45 @@ def test_an_unwritable_folder_raises_oserror(tmp_path: Path) -> None:
     blocker.write_text("not a folder")
     with pytest.raises(NotADirectoryError):
         spool.write(str(blocker / "spool"), message("x"))
+
+
+def locked(path: Path) -> bool:
+    import fcntl
+
+    with path.open("rb") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        return False
+
+
+def test_a_held_event_is_spooled_whole_and_locked_until_released(tmp_path: Path) -> None:
+    held = spool.write_held(str(tmp_path), message("abc"))
+    path = Path(held.path)
+    assert path.read_bytes() == wire.encode(message("abc"))
+    assert path.name.endswith("-abc.json")
+    assert locked(path)
+    held.release(taken=False)
+    assert not locked(path)
+    assert path.exists()  # the daemon replays it
+    held.release(taken=True)  # released already: nothing more happens
+    assert path.exists()
+
+
+def test_a_held_event_the_daemon_took_is_removed(tmp_path: Path) -> None:
+    held = spool.write_held(str(tmp_path), message("abc"))
+    held.release(taken=True)
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_failed_held_write_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def interrupted(fd: int, data: object) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(spool.os, "write", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        spool.write_held(str(tmp_path), message("x"))
+    assert os.listdir(tmp_path) == []

@@ -31,8 +31,17 @@ def test_defaults_without_a_config_file(home: Path) -> None:
         "repeat_window": 10,
         "min_prompt_chars": 10,
         "hook_timeout_ms": 300,
+        "hook_cold_start_ms": 6000,
         "idle_minutes": 30.0,
     }
+
+
+def test_hook_defaults_match_what_the_hook_commands_use() -> None:
+    from thatch.hookcmd import cap
+
+    defaults = RuntimeSettings()
+    assert defaults.hook_timeout_ms == cap.DEFAULT_TIMEOUT_MS
+    assert defaults.hook_cold_start_ms == cap.DEFAULT_COLD_START_MS
 
 
 def test_other_tables_and_keys_are_left_alone(home: Path) -> None:
@@ -47,6 +56,8 @@ def test_other_tables_and_keys_are_left_alone(home: Path) -> None:
         ("nudges", "repeat_window", 3, "repeat_window"),
         ("nudges", "min_prompt_chars", 25, "min_prompt_chars"),
         ("hooks", "timeout_ms", 900, "hook_timeout_ms"),
+        ("hooks", "cold_start_ms", 2500, "hook_cold_start_ms"),
+        ("hooks", "cold_start_ms", 0, "hook_cold_start_ms"),
         ("daemon", "idle_minutes", 5, "idle_minutes"),
         ("daemon", "idle_minutes", 2.5, "idle_minutes"),
     ],
@@ -60,10 +71,15 @@ def test_each_value_is_read(home: Path, table: str, key: str, value: float, fiel
 def test_every_value_at_once(home: Path) -> None:
     text = (
         "[nudges]\nbudget = 200\nrepeat_window = 0\nmin_prompt_chars = 0\n"
-        "[hooks]\ntimeout_ms = 50\n[daemon]\nidle_minutes = 0\n"
+        "[hooks]\ntimeout_ms = 50\ncold_start_ms = 0\n[daemon]\nidle_minutes = 0\n"
     )
     assert settings(home, text) == RuntimeSettings(
-        budget=200, repeat_window=0, min_prompt_chars=0, hook_timeout_ms=50, idle_minutes=0
+        budget=200,
+        repeat_window=0,
+        min_prompt_chars=0,
+        hook_timeout_ms=50,
+        hook_cold_start_ms=0,
+        idle_minutes=0,
     )
 
 
@@ -81,6 +97,8 @@ def test_every_value_at_once(home: Path) -> None:
         ("hooks", "timeout_ms", "49", "a whole number of at least 50"),
         ("hooks", "timeout_ms", "true", "a whole number of at least 50"),
         ("hooks", "timeout_ms", '"300ms"', "a whole number of at least 50"),
+        ("hooks", "cold_start_ms", "-1", "a whole number of at least 0"),
+        ("hooks", "cold_start_ms", "2.5", "a whole number of at least 0"),
         ("daemon", "idle_minutes", "-0.5", "a number of at least 0"),
         ("daemon", "idle_minutes", "false", "a number of at least 0"),
         ("daemon", "idle_minutes", '"30"', "a number of at least 0"),

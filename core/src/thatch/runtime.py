@@ -57,6 +57,9 @@ class RuntimeSettings:
     min_prompt_chars: int = 10
     #: Hard cap of a hook command, in milliseconds.
     hook_timeout_ms: int = 300
+    #: How long a hook whose answer the agent reads waits for a daemon that is
+    #: starting or loading its model, in milliseconds (0: never past the cap).
+    hook_cold_start_ms: int = 6000
     #: The daemon exits after this many minutes without a request (0: never).
     idle_minutes: float = 30.0
 
@@ -75,8 +78,12 @@ class Runtime:
         self.plugins = plugins
         self.settings = RuntimeSettings.from_config(config)
         self._base = Thatch(config, plugins, Path.cwd())
+        #: The daemon's warm-up; requests that need the model wait for it.
+        self.warming = WarmUp()
         # Recall and the decision model embed the same prompt: embed it once.
-        self._base.__dict__["embedder"] = QueryMemo(plugins.embedder(config))
+        self._base.__dict__["embedder"] = QueryMemo(
+            plugins.embedder(config), before_use=self.warming.wait
+        )
         self._views: dict[str, tuple[float, Thatch]] = {}
         self._lock = threading.Lock()
         self._deferred = threading.local()
@@ -134,6 +141,9 @@ class Runtime:
 
     def _make_hygiene(self, th: Thatch) -> None:
         key = str(th.cwd)
+        # A session start answered during the warm-up asks for the report;
+        # the scan must not slow the model load the first prompt waits for.
+        self.warming.wait()
         try:
             report = th.hygiene()
         except Exception:
@@ -163,8 +173,19 @@ class Runtime:
                 log.exception("deferred bookkeeping failed")
 
     def warm_up(self) -> None:
-        """Open storage, load the model and fill the vector caches before the first prompt."""
+        """Open storage, load the model and fill the vector caches before the first prompt.
+
+        Requests that need the model meanwhile wait for this to end (see
+        :class:`WarmUp`); those that do not, such as the session-start
+        reminder, are answered at once.
+        """
+        self.warming.run(self._warm_up)
+
+    def _warm_up(self) -> None:
         th = self._base
+        with self._lock:
+            # project() opens the storage under this lock too: never twice.
+            th.storage  # noqa: B018
         th.recall("warm up", stores="all", record=False)
         if th.storage.has_matchers(th.stores_for("all")):
             th.decisions.query("warm up", stores="all")
@@ -180,16 +201,59 @@ class Runtime:
         return attrs.asdict(self.settings)
 
 
+class WarmUp:
+    """The daemon's warm-up, which loads the model once while other users of it wait.
+
+    The daemon listens before it warms up, so a request can arrive while the
+    model loads; it waits for the warm-up rather than load the model a
+    second time beside it (an embedder need not guard against two loads at
+    once). Outside the daemon nothing is expected and nothing waits.
+    """
+
+    def __init__(self) -> None:
+        self._done = threading.Event()
+        self._expected = False
+        self._thread: int | None = None
+
+    @property
+    def done(self) -> bool:
+        """Whether the warm-up has ended (loaded, or failed and logged)."""
+        return self._done.is_set()
+
+    def expect(self) -> None:
+        """Make model users wait from now on until :meth:`run` ends (call before listening)."""
+        self._expected = True
+
+    def run(self, work: Callable[[], None]) -> None:
+        """Run ``work`` as the warm-up; users in other threads wait until it returns or raises."""
+        self._expected = True
+        self._thread = threading.get_ident()
+        try:
+            work()
+        finally:
+            self._thread = None
+            self._done.set()
+
+    def wait(self) -> None:
+        """Return once the warm-up is over, or at once outside it or in its own thread."""
+        if self._expected and threading.get_ident() != self._thread:
+            self._done.wait()
+
+
 class QueryMemo:
     """An embedder that remembers its last few query vectors.
 
     On each prompt the recall nudge and the decision-model nudge embed the
-    same text; the second one costs nothing.
+    same text; the second one costs nothing. ``before_use`` runs before
+    every embedding (the daemon's runtime waits there for its warm-up).
     """
 
-    def __init__(self, inner: Embedder, size: int = 32) -> None:
+    def __init__(
+        self, inner: Embedder, size: int = 32, before_use: Callable[[], None] = lambda: None
+    ) -> None:
         self.inner = inner
         self._size = size
+        self._before_use = before_use
         self._vectors: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -207,6 +271,7 @@ class QueryMemo:
             if vector is not None:
                 self._vectors.move_to_end(text)
                 return vector
+        self._before_use()
         vector = self.inner.embed_query(text)
         vector.setflags(write=False)
         with self._lock:
@@ -216,6 +281,7 @@ class QueryMemo:
         return vector
 
     def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        self._before_use()
         return self.inner.embed_passages(texts)
 
     def thresholds(self) -> Thresholds:

@@ -9,6 +9,8 @@
 
     [hooks]
     timeout_ms = 300       # hard cap of a hook command (also THATCH_HOOK_TIMEOUT_MS)
+    cold_start_ms = 6000   # how long a session start or prompt waits for a daemon that
+                           # is starting or warming up (also THATCH_HOOK_COLD_START_MS)
 
     [daemon]
     idle_minutes = 30      # exit after this long without a request; 0 = never
@@ -32,6 +34,7 @@ _FIELDS = (
     ("nudges", "repeat_window", "repeat_window", 0, True),
     ("nudges", "min_prompt_chars", "min_prompt_chars", 0, True),
     ("hooks", "timeout_ms", "hook_timeout_ms", 50, True),
+    ("hooks", "cold_start_ms", "hook_cold_start_ms", 0, True),
     ("daemon", "idle_minutes", "idle_minutes", 0, False),
 )
 

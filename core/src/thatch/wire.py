@@ -1,7 +1,8 @@
 """The daemon's wire format, on the standard library only.
 
 One request and one answer per connection, each a single line of UTF-8
-JSON. Every request carries ``protocol`` and the client's ``client``
+JSON (a ``hook`` request may get a warming notice before its answer, see
+below). Every request carries ``protocol`` and the client's ``client``
 version; every answer carries ``ok`` and the daemon's ``daemon`` version.
 
 Requests (``op``):
@@ -13,6 +14,10 @@ Requests (``op``):
   (unique per hook invocation, so a replayed spool file is taken once),
   ``received_at`` (epoch seconds), ``cwd``, ``env`` (the harness variables)
   and ``json`` (the ``--json`` flag). Answer: ``output``, the text to print.
+  A hook whose answer the agent reads adds ``warming_notice: true``; a
+  daemon still loading its model then sends ``{"ok": true, "warming":
+  true}`` first, at once, so the hook knows to wait longer for the answer
+  line that follows (the only request with two answer lines).
 - ``tools``: answer ``tools``, a list of MCP tool descriptions.
 - ``call``: ``tool``, ``arguments``, ``cwd``, ``env``. Answer ``result``
   (JSON data), ``text`` and ``is_error``.
@@ -29,6 +34,7 @@ import json
 # Not ``typing.TYPE_CHECKING``: importing typing costs every hook command ~3 ms.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 PROTOCOL = 1
@@ -63,30 +69,48 @@ def decode(line: bytes) -> dict[str, Any]:
     return message
 
 
+class LineReader:
+    """The lines a socket receives, one at a time (what follows a newline is kept)."""
+
+    def __init__(self, sock: Any, limit: int = MAX_MESSAGE) -> None:
+        self._sock = sock
+        self._limit = limit
+        self._buffer = bytearray()
+
+    def line(self) -> bytes:
+        """The next line, newline included (timeouts propagate)."""
+        searched = 0
+        while True:
+            newline = self._buffer.find(b"\n", searched)
+            if newline >= 0:
+                line = bytes(self._buffer[: newline + 1])
+                del self._buffer[: newline + 1]
+                return line
+            if len(self._buffer) > self._limit:
+                raise WireError(f"message over {self._limit} bytes")
+            searched = len(self._buffer)
+            chunk = self._sock.recv(65536)
+            if not chunk:
+                raise WireError("connection closed before the end of the message")
+            self._buffer += chunk
+
+
 def read_line(sock: Any, limit: int = MAX_MESSAGE) -> bytes:
     """Read up to and including the first newline from a socket (timeouts propagate)."""
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        chunk = sock.recv(65536)
-        if not chunk:
-            break
-        newline = chunk.find(b"\n")
-        if newline >= 0:
-            chunks.append(chunk[: newline + 1])
-            break
-        chunks.append(chunk)
-        size += len(chunk)
-        if size > limit:
-            raise WireError(f"message over {limit} bytes")
-    data = b"".join(chunks)
-    if not data.endswith(b"\n"):
-        raise WireError("connection closed before the end of the message")
-    return data
+    return LineReader(sock, limit).line()
 
 
-def request(socket_path: str, message: dict[str, Any], timeout: float) -> dict[str, Any]:
+def request(
+    socket_path: str,
+    message: dict[str, Any],
+    timeout: float,
+    on_warming: Callable[[], float] | None = None,
+) -> dict[str, Any]:
     """Send one request to the daemon and return its answer.
+
+    ``on_warming`` is called when the daemon says it is warming up (a
+    request with ``warming_notice``); it returns how many seconds to wait
+    for the answer from then on.
 
     Raises ``OSError`` (no daemon, refused, reset), ``TimeoutError`` and
     :class:`WireError`; callers decide what failing open means for them.
@@ -97,4 +121,10 @@ def request(socket_path: str, message: dict[str, Any], timeout: float) -> dict[s
         sock.settimeout(timeout)
         sock.connect(socket_path)
         sock.sendall(encode(message))
-        return decode(read_line(sock))
+        lines = LineReader(sock)
+        answer = decode(lines.line())
+        if answer.get("warming") is True:
+            if on_warming is not None:
+                sock.settimeout(max(on_warming(), 0.001))
+            answer = decode(lines.line())
+        return answer

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import os
-import threading
 import time
 from collections.abc import Callable
 from functools import cached_property
@@ -30,8 +29,6 @@ class Handlers:
         self._stop = stop
         self._spool_backlog = spool_backlog
         self.started_at = time.time()
-        #: Set once the model and caches are loaded (or loading failed).
-        self.warm = threading.Event()
 
     @cached_property
     def tools(self) -> Any:
@@ -40,10 +37,29 @@ class Handlers:
 
         return InProcessBackend(app=self.app)
 
+    @property
+    def warm(self) -> bool:
+        """Whether the warm-up is over (the model and caches loaded, or loading failed)."""
+        return self.app.warming.done
+
     def __call__(self, request: dict[str, Any]) -> dict[str, Any]:
         answer = self._answer(request)
         answer.setdefault("daemon", thatch.__version__)
         return answer
+
+    def notice(self, request: dict[str, Any]) -> dict[str, Any] | None:
+        """The line sent before the answer to a hook that asked to hear it is coming late.
+
+        Only while the model loads: the hook then waits past its cap, up to
+        its cold-start allowance, instead of spooling the event and printing
+        nothing. A warm daemon sends nothing, so the usual answer costs no
+        extra line.
+        """
+        if request.get("op") != "hook" or request.get("warming_notice") is not True:
+            return None
+        if self.warm:
+            return None
+        return {"ok": True, "warming": True, "daemon": thatch.__version__}
 
     def _answer(self, request: dict[str, Any]) -> dict[str, Any]:
         client = request.get("client")
@@ -63,7 +79,7 @@ class Handlers:
         if op == "tools":
             return {"ok": True, "tools": self.tools.list_tools()}
         if op == "ping":
-            return {"ok": True, "warm": self.warm.is_set()}
+            return {"ok": True, "warm": self.warm}
         if op == "status":
             return {"ok": True, **self.status()}
         if op == "stop":
@@ -87,7 +103,7 @@ class Handlers:
             "version": thatch.__version__,
             "started_at": self.started_at,
             "uptime_seconds": round(time.time() - self.started_at, 1),
-            "warm": self.warm.is_set(),
+            "warm": self.warm,
             "db_path": str(self.app.config.db_path),
             "spool_backlog": self._spool_backlog(),
             "settings": self.app.describe(),

@@ -64,16 +64,17 @@ def _serve(
     spool = Spool(located.spool_dir)
     stopping = threading.Event()
     handlers = Handlers(app, stop=stopping.set, spool_backlog=spool.backlog)
-    server = DaemonServer(socket_path, handlers, after=app.run_deferred)
+    server = DaemonServer(socket_path, handlers, after=app.run_deferred, notice=handlers.notice)
     _write_pid(located.pid_path)
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(signum, lambda *_: stopping.set())
     log.info("daemon %d listening on %s (database %s)", os.getpid(), socket_path, config.db_path)
     serving = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2})
+    # Before the first request can arrive: one that needs the model waits for the warm-up.
+    app.warming.expect()
     serving.start()
     try:
         _warm_up(app)
-        handlers.warm.set()
         idle_limit = app.settings.idle_minutes * 60
         next_purge = 0.0
         while not stopping.wait(TICK_SECONDS):

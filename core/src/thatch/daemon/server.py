@@ -17,6 +17,8 @@ from thatch.daemon.security import peer_allowed, peer_uid
 log = logging.getLogger("thatch")
 
 Handler = Callable[[dict[str, Any]], dict[str, Any]]
+#: A line sent before the answer, or None (see :meth:`thatch.daemon.handlers.Handlers.notice`).
+Notice = Callable[[dict[str, Any]], dict[str, Any] | None]
 
 
 class DaemonServer(socketserver.ThreadingUnixStreamServer):
@@ -29,10 +31,15 @@ class DaemonServer(socketserver.ThreadingUnixStreamServer):
     request_queue_size = 64
 
     def __init__(
-        self, socket_path: str, handle: Handler, after: Callable[[], None] = lambda: None
+        self,
+        socket_path: str,
+        handle: Handler,
+        after: Callable[[], None] = lambda: None,
+        notice: Notice = lambda request: None,
     ) -> None:
         self.handle = handle
         self.after = after
+        self.notice = notice
         self.owner = os.getuid()
         self.last_request = time.monotonic()
         self._busy = 0
@@ -80,6 +87,7 @@ class _Connection(socketserver.BaseRequestHandler):
         except (OSError, wire.WireError) as exc:
             log.info("dropped a request: %s", exc)
             return
+        self._send_notice(sock, request)
         try:
             answer = self.server.answer(request)
         except Exception as exc:
@@ -93,3 +101,14 @@ class _Connection(socketserver.BaseRequestHandler):
         finally:
             # Writes that need not delay the answer (shown memories, fire log).
             self.server.after()
+
+    def _send_notice(self, sock: socket.socket, request: dict[str, Any]) -> None:
+        """Tell the client at once that its answer will be late (it then waits longer)."""
+        notice = self.server.notice(request)
+        if notice is None:
+            return
+        try:
+            sock.sendall(wire.encode(notice))
+        except OSError as exc:
+            # The request is answered all the same: the event must be taken.
+            log.info("client went away before the warming notice: %s", exc)

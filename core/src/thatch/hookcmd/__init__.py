@@ -10,6 +10,10 @@ daemon in one round trip and prints the daemon's answer. Whatever goes wrong
 — bad stdin, no daemon, a hung daemon — it prints nothing, exits 0 within a
 hard cap (default 300 ms; ``THATCH_HOOK_TIMEOUT_MS`` or ``[hooks] timeout_ms``)
 and spools the event to a file for the daemon to take when it is back.
+A session start or a prompt, whose answer the agent reads, may instead wait
+for a daemon that is starting or loading its model, up to its cold-start
+allowance (default 6 s; ``THATCH_HOOK_COLD_START_MS`` or ``[hooks]
+cold_start_ms``; see :mod:`thatch.hookcmd.command`).
 ``THATCH_NO_AUTOSTART=1`` stops a hook command from starting the daemon.
 """
 

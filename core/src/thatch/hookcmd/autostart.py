@@ -30,22 +30,60 @@ def daemon_command() -> list[str]:
     return [sys.executable, "-P", "-m", "thatch", "daemon", "run"]
 
 
-def start_daemon(runtime_dir: str, environ: Mapping[str, str], home: str | None) -> str:
-    """Start the daemon unless disabled or tried just now; returns what happened, for the log.
+class Start:
+    """What :func:`start_daemon` did: a note for the log, and whether a daemon is coming."""
+
+    __slots__ = ("coming", "note", "pid")
+
+    def __init__(self, note: str, *, coming: bool, pid: int | None = None) -> None:
+        self.note = note
+        #: A daemon was started now or moments ago, so waiting for it makes sense.
+        self.coming = coming
+        #: The process started now (None when none was).
+        self.pid = pid
+
+
+def disabled(environ: Mapping[str, str]) -> bool:
+    """Whether ``THATCH_NO_AUTOSTART`` keeps hook commands from starting the daemon."""
+    return environ.get(NO_AUTOSTART_VAR, "").strip() not in ("", "0")
+
+
+def start_daemon(
+    runtime_dir: str, environ: Mapping[str, str], home: str | None, *, spaced: bool = True
+) -> Start:
+    """Start the daemon unless disabled or, when ``spaced``, tried just now.
+
+    A hook that will wait for the daemon passes ``spaced=False``: the daemon
+    started moments ago may have stopped since, and only a process of its
+    own tells it whether to go on waiting (see :func:`exit_status`). A spare
+    daemon exits when another one keeps the lock (see thatch.daemon.lifecycle).
 
     Raises ``OSError`` when the process cannot be started.
     """
-    if environ.get(NO_AUTOSTART_VAR, "").strip() not in ("", "0"):
-        return f"not starting the daemon ({NO_AUTOSTART_VAR} is set)"
+    if disabled(environ):
+        return Start(f"not starting the daemon ({NO_AUTOSTART_VAR} is set)", coming=False)
     stamp = os.path.join(runtime_dir, STAMP_NAME)
-    if _touched_recently(stamp):
-        return "the daemon was started moments ago"
+    if spaced and _touched_recently(stamp):
+        return Start("the daemon was started moments ago", coming=True)
     _touch(runtime_dir, stamp)
     env = dict(environ)
     if home:
         env["THATCH_HOME"] = home
-    _spawn(daemon_command(), env)
-    return "starting the daemon"
+    pid = _spawn(daemon_command(), env)
+    return Start("starting the daemon", coming=True, pid=pid)
+
+
+def exit_status(pid: int) -> int | None:
+    """The exit status of the daemon process ``pid`` started, or None while it runs.
+
+    A daemon that finds another one holding the lock exits 0; anything else
+    means it failed to start.
+    """
+    try:
+        done, status = os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return None  # not ours to wait for (reaped already): assume it runs
+    return os.waitstatus_to_exitcode(status) if done else None
 
 
 def _touched_recently(stamp: str) -> bool:

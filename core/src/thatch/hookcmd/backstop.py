@@ -3,7 +3,9 @@
 At the cap the timer raises :class:`Deadline` in the main thread, so the
 command can still spool its event; if that too hangs, a second firing a
 moment later ends the process with status 0. Output being written is never
-cut: a half-written answer would be worse than a late one.
+cut: a half-written answer would be worse than a late one. A hook that
+waits for a daemon warming up moves the deadline to its cold-start
+allowance (:meth:`Backstop.extend`).
 """
 
 from __future__ import annotations
@@ -52,6 +54,11 @@ class Backstop:
         self.grace = max(grace, 0.001)
         self.armed = True
         signal.setitimer(signal.ITIMER_REAL, max(seconds, 0.001))
+
+    def extend(self, seconds: float) -> None:
+        """Fire ``seconds`` from now instead (before the first firing only)."""
+        if self.armed and not self.fired:
+            signal.setitimer(signal.ITIMER_REAL, max(seconds, 0.001))
 
     def cancel(self) -> None:
         """Stop the timer and restore the previous ``SIGALRM`` handler."""

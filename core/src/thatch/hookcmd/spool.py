@@ -5,6 +5,10 @@ One file per event in :attr:`thatch.rundir.RunDir.spool_dir`, named
 holding the encoded request line. The file is written under a ``.tmp`` name
 and renamed, so the daemon never sees half an event; it replays files in
 name order and skips event ids it has already taken.
+
+A hook that goes on waiting for the daemon after spooling keeps the file
+locked (:func:`write_held`), so the daemon leaves it to the hook until the
+hook lets go; see :mod:`thatch.daemon.spool`.
 """
 
 from __future__ import annotations
@@ -35,6 +39,40 @@ def write(spool_dir: str, message: dict[str, Any]) -> str:
 
     Raises ``OSError`` when the folder cannot be written; the caller logs it.
     """
+    path, fd = _write(spool_dir, message, hold=False)
+    os.close(fd)
+    return path
+
+
+class Held:
+    """A spooled event whose hook still waits for the daemon; the file stays locked."""
+
+    def __init__(self, path: str, fd: int) -> None:
+        self.path = path
+        self._fd: int | None = fd
+
+    def release(self, *, taken: bool) -> None:
+        """Let go of the file; ``taken``: the daemon has the event, so remove the file first."""
+        fd, self._fd = self._fd, None
+        if fd is None:
+            return
+        try:
+            if taken:
+                # Removed while still locked: a replay that gets the lock next sees it is gone.
+                _remove_quietly(self.path)
+        finally:
+            os.close(fd)
+
+
+def write_held(spool_dir: str, message: dict[str, Any]) -> Held:
+    """Spool one request as :func:`write` does, and keep it locked until released.
+
+    Raises ``OSError`` when the folder cannot be written; the caller logs it.
+    """
+    return Held(*_write(spool_dir, message, hold=True))
+
+
+def _write(spool_dir: str, message: dict[str, Any], *, hold: bool) -> tuple[str, int]:
     make_private_dir(spool_dir)
     path = os.path.join(spool_dir, spool_name(str(message.get("event_id", "none"))))
     tmp = path + TMP_SUFFIX
@@ -42,18 +80,21 @@ def write(spool_dir: str, message: dict[str, Any]) -> str:
     # 0600: a payload may hold secrets the redactor has not seen yet.
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-        finally:
-            os.close(fd)
+        if hold:
+            import fcntl
+
+            # Locked before the rename: no moment where a replay could take it.
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
         os.replace(tmp, path)
     except BaseException:
         # Also the backstop's deadline: never leave half an event behind.
+        os.close(fd)
         _remove_quietly(tmp)
         raise
-    return path
+    return path, fd
 
 
 def make_private_dir(path: str) -> None:

@@ -1,4 +1,4 @@
-// thatch for opencode (template 0722bdacc963), written by `thatch setup --opencode`,
+// thatch for opencode (template a4608c55b07f), written by `thatch setup --opencode`,
 // which rewrites it; `thatch setup --opencode --uninstall` removes it. Each event
 // runs `thatch hook opencode EVENT` with a JSON payload on stdin and puts what
 // thatch prints where the model reads it. Every failure is ignored.
@@ -6,7 +6,8 @@ import { spawnSync } from "node:child_process";
 
 const COMMAND = ["thatch"];
 const ENV = {"THATCH_HOME": "/srv/thatch-home"};
-const TIMEOUT_MS = 2000;
+// Above the hook's cold-start allowance (6 s): a first prompt may wait for the daemon to load.
+const TIMEOUT_MS = 8000;
 const MAX_OUTPUT = 20000;
 
 function thatch(event, cwd, payload) {
