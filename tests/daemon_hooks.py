@@ -24,7 +24,7 @@ RuntimeFactory = Callable[..., "Runtime"]
 
 SESSION = "sess-1"
 TEST_HARNESS = "testh"
-EXTRACTION_MARK = "fact-extractor"
+EXTRACTION_MARK = "from this session may hold knowledge worth keeping"
 
 
 class HarnessPlugin:

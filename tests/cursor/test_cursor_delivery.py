@@ -1,4 +1,4 @@
-"""What a Cursor hook prints for the nudges core chose."""
+"""What a Cursor hook prints for the nudges core chose, and where Cursor reads them."""
 
 from __future__ import annotations
 
@@ -31,18 +31,26 @@ def test_context_hooks_get_additional_context(kind: str, hook_event: str) -> Non
     assert output == {"additional_context": f"{RECALL.text}\n\n{DECISIONS.text}"}
 
 
-def test_a_prompt_gets_the_context_and_is_let_through() -> None:
-    output = json.loads(deliver([RECALL], event("prompt", "beforeSubmitPrompt")))
-    assert output == {"continue": True, "additional_context": RECALL.text}
-
-
 @pytest.mark.parametrize(
     ("kind", "hook_event"),
-    [("stop", "stop"), ("compact", "preCompact"), ("session_end", "sessionEnd")],
+    [
+        # beforeSubmitPrompt reads only continue and user_message; nothing lets it through.
+        ("prompt", "beforeSubmitPrompt"),
+        ("stop", "stop"),
+        ("compact", "preCompact"),
+        ("session_end", "sessionEnd"),
+    ],
 )
 def test_hooks_without_a_context_slot_print_nothing(kind: str, hook_event: str) -> None:
     # Never followup_message: on stop it would make the agent run another turn.
     assert deliver([RECALL], event(kind, hook_event)) == ""
+
+
+def test_the_plugin_tells_core_where_cursor_reads_context() -> None:
+    plugins = plugins_with(thatch_cursor.plugin)
+    assert plugins.context_kinds("cursor") == {"session_start", "tool_use"}
+    assert plugins.context_kinds("claude") is None
+    assert plugins_with().context_kinds("cursor") is None
 
 
 @pytest.mark.parametrize("kind", ["session_start", "prompt", "tool_use"])
@@ -58,10 +66,10 @@ def test_the_output_is_ascii_json_that_reads_back_exactly() -> None:
 
 
 def test_the_plugin_answers_only_for_cursor() -> None:
-    cursor_prompt = event("prompt", "beforeSubmitPrompt")
-    assert thatch_cursor.plugin.thatch_deliver([RECALL], cursor_prompt, "claude") is None
+    cursor_tool = event("tool_use", "postToolUse")
+    assert thatch_cursor.plugin.thatch_deliver([RECALL], cursor_tool, "claude") is None
     plugins = plugins_with(thatch_cursor.plugin)
-    assert json.loads(plugins.deliver([RECALL], cursor_prompt, "cursor"))["additional_context"]
+    assert json.loads(plugins.deliver([RECALL], cursor_tool, "cursor"))["additional_context"]
 
 
 def test_core_plain_text_never_reaches_cursor() -> None:

@@ -121,13 +121,13 @@ def test_a_prompt_reported_twice_is_nudged_once_in_cursors_format(
 ) -> None:
     hook(app, "cursor", "postToolUse", in_project(payload, "postToolUse", project))
     body = in_project(payload, "beforeSubmitPrompt", project)
-    first = hook(app, "cursor", "beforeSubmitPrompt", body)
-    second = hook(app, "claude", "UserPromptSubmit", as_claude(body, "UserPromptSubmit"))
-    answer = json.loads(first)
-    assert answer["continue"] is True
-    assert "uv run pytest -q tests/payments" in answer["additional_context"]
-    assert second == ""
+    # beforeSubmitPrompt carries no context: the nudge waits for the next tool call.
+    assert hook(app, "cursor", "beforeSubmitPrompt", body) == ""
+    assert hook(app, "claude", "UserPromptSubmit", as_claude(body, "UserPromptSubmit")) == ""
     assert [event.kind for event in observer.events] == ["tool_use", "prompt"]
+    later = in_project(payload, "postToolUse", project) | {"tool_use_id": "toolu_next"}
+    answer = json.loads(hook(app, "cursor", "postToolUse", later))
+    assert "uv run pytest -q tests/payments" in answer["additional_context"]
 
 
 def test_the_session_start_reminder_reaches_cursor_as_json(

@@ -15,6 +15,7 @@ import pytest
 from daemon_hooks import (
     EXTRACTION_MARK,
     SESSION,
+    TEST_HARNESS,
     Broken,
     HarnessPlugin,
     RuntimeFactory,
@@ -27,6 +28,7 @@ from daemon_hooks import (
     prompt,
     request,
 )
+from thatch import hookimpl
 from thatch.daemon.hook_events import handle_hook
 from thatch.decisions.nudge import HEADER as DECISION_HEADER
 from thatch.nudges.recall import HEADER as RECALL_HEADER
@@ -181,6 +183,31 @@ def test_a_harness_prompt_is_answered_through_its_event(app: Runtime, workdir: P
     assert EXTRACTION_MARK in text
 
 
+class StartOnlyContext:
+    """Says the test harness reads context only from what its session starts print."""
+
+    @hookimpl
+    def thatch_context_kinds(self, harness: str) -> set[str] | None:
+        return {"session_start"} if harness == TEST_HARNESS else None
+
+
+def test_a_harness_without_prompt_context_gets_the_nudges_at_its_next_start(
+    make_app: RuntimeFactory, workdir: Path
+) -> None:
+    app = make_app(StartOnlyContext())
+    th = app.thatch
+    th.remember("tabs", "The user indents Python code with tabs", store="global")
+    asked = harness_request("prompt", prompt="how should I indent this python code?")
+    assert answer(app, asked) == ""
+    assert th.show("tabs", store="global").recall_count == 0
+
+    started = answer(app, harness_request("start"))
+    assert started.startswith("[thatch] Memory for this session")
+    assert "- tabs (global): The user indents Python code with tabs" in started
+    assert th.show("tabs", store="global").recall_count == 1
+    assert "- tabs" not in answer(app, harness_request("start"))
+
+
 @pytest.mark.parametrize(
     "text",
     [
@@ -255,7 +282,7 @@ def test_flush_predictions_gives_only_the_decision_block(app: Runtime, workdir: 
     lines = only.splitlines()
     assert lines[0] == DECISION_HEADER
     assert len(lines) == 2
-    assert lines[1].endswith("When writing a parser: you may prefer handle errors first")
+    assert lines[1].endswith('When writing a parser: you may prefer "handle errors first"')
     assert level(app) == 0  # the extraction nudge was not offered
     (fire,) = th.storage.fires()
     assert fire.session == SESSION

@@ -1,4 +1,4 @@
-"""The session store: recording, duplicates, queues, nudge levels, compaction, purge."""
+"""The session store: records, duplicates, queues, nudge levels, compaction, held nudges, purge."""
 
 from __future__ import annotations
 
@@ -7,11 +7,13 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 
+import attrs
 import pytest
 from thatch.errors import StorageError
 from thatch.events import Event, EventKind
+from thatch.nudges.model import Nudge
 from thatch.sessions import COMPACT_TIMEOUT_SECONDS, NewInteraction, SessionStore
-from thatch.sessions.schema import SCHEMA_VERSION
+from thatch.sessions.schema import MIGRATIONS, SCHEMA_VERSION
 
 
 class Clock:
@@ -104,6 +106,34 @@ def test_a_newer_schema_is_refused_with_the_fix(tmp_path: Path) -> None:
     conn.close()
     with pytest.raises(StorageError, match=r"newer.*upgrade thatch, or delete"):
         SessionStore(path)
+
+
+def test_a_file_of_the_first_version_gains_held_nudges_and_keeps_its_queues(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "sessions.db"
+    with sqlite3.connect(path) as conn:
+        for statement in MIGRATIONS[0]:
+            conn.execute(statement)
+        conn.execute(
+            "INSERT INTO sessions (session_id, harness, last_seen) VALUES ('s1', 'cursor', 1.0)"
+        )
+        conn.execute(
+            "INSERT INTO interactions (session_id, tool_name, tool_input, tool_response, "
+            "created_at) VALUES ('s1', 'Shell', 'in', 'out', 1.0)"
+        )
+        conn.execute("PRAGMA user_version = 1")
+    conn.close()
+    store = SessionStore(path)
+    try:
+        assert names(store) == ["Shell"]
+        store.hold("s1", "cursor", [RECALL])
+        assert texts(store.take_held("s1", "cursor")) == [RECALL.text]
+    finally:
+        store.close()
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+    conn.close()
 
 
 def test_a_file_that_is_not_a_database_is_refused_with_the_fix(tmp_path: Path) -> None:
@@ -398,6 +428,96 @@ def test_marking_an_unknown_session_creates_it(store: SessionStore) -> None:
     assert (state.prompts, state.harness) == (0, "")
 
 
+# -- held nudges -------------------------------------------------------------------
+
+RECALL = Nudge(source="recall", text="[thatch] Relevant memories\n- refunds", memory_ids=(3, 9))
+DECISIONS = Nudge(source="decisions", text="[thatch] User decision model", tier=2, priority=60)
+EXTRACTION = Nudge(source="extraction", text="[thatch] Save what the tools taught", tier=1)
+
+
+def texts(nudges: list[Nudge]) -> list[str]:
+    return [nudge.text for nudge in nudges]
+
+
+def test_held_nudges_are_taken_once_as_they_were_held(store: SessionStore) -> None:
+    prompt(store)
+    store.hold("s1", "cursor", [EXTRACTION, RECALL, DECISIONS])
+    taken = store.take_held("s1", "cursor")
+    assert taken == [EXTRACTION, RECALL, DECISIONS]
+    assert [(n.source, n.tier, n.priority, n.memory_ids) for n in taken] == [
+        ("extraction", 1, 0, ()),
+        ("recall", 2, 0, (3, 9)),
+        ("decisions", 2, 60, ()),
+    ]
+    assert store.take_held("s1", "cursor") == []
+
+
+def test_held_nudges_keep_their_delivery_callbacks(store: SessionStore) -> None:
+    calls_made: list[str] = []
+    logged = Nudge(source="decisions", text="fires", on_delivered=lambda: calls_made.append("x"))
+    store.hold("s1", "cursor", [RECALL, logged])
+    first, second = store.take_held("s1", "cursor")
+    assert first.on_delivered is None
+    assert second.on_delivered is not None
+    second.on_delivered()
+    assert calls_made == ["x"]
+
+
+def test_only_the_harness_that_held_them_takes_them(store: SessionStore) -> None:
+    store.hold("s1", "cursor", [RECALL])
+    assert store.take_held("s1", "claude") == []
+    assert texts(store.take_held("s1", "cursor")) == [RECALL.text]
+
+
+def test_a_newer_set_replaces_the_one_still_held(store: SessionStore) -> None:
+    old = Nudge(source="decisions", text="old", on_delivered=lambda: None)
+    store.hold("s1", "cursor", [old])
+    store.hold("s1", "cursor", [RECALL])
+    (taken,) = store.take_held("s1", "cursor")
+    assert taken == RECALL
+    # The replaced set's callback went with it.
+    assert taken.on_delivered is None
+    assert store.take_held("s1", "cursor") == []
+
+
+def test_holding_nothing_drops_the_set_still_held(store: SessionStore) -> None:
+    store.hold("s1", "cursor", [RECALL])
+    store.hold("s1", "cursor", [])
+    assert store.take_held("s1", "cursor") == []
+
+
+def test_held_nudges_are_per_session(store: SessionStore) -> None:
+    store.hold("one", "cursor", [RECALL])
+    store.hold("two", "cursor", [DECISIONS])
+    assert store.take_held("two", "cursor") == [DECISIONS]
+    assert store.take_held("one", "cursor") == [RECALL]
+
+
+def test_held_nudges_survive_a_restart_without_their_callbacks(tmp_path: Path) -> None:
+    path = tmp_path / "sessions.db"
+    first = SessionStore(path)
+    first.hold("s1", "cursor", [attrs.evolve(RECALL, on_delivered=lambda: None)])
+    first.close()
+    second = SessionStore(path)
+    try:
+        (taken,) = second.take_held("s1", "cursor")
+        assert (taken.text, taken.memory_ids, taken.on_delivered) == (RECALL.text, (3, 9), None)
+    finally:
+        second.close()
+
+
+def test_a_set_is_handed_to_one_of_two_stores_on_the_same_file(tmp_path: Path) -> None:
+    path = tmp_path / "sessions.db"
+    first, second = SessionStore(path), SessionStore(path)
+    try:
+        first.hold("s1", "cursor", [RECALL])
+        assert second.take_held("s1", "cursor") == [RECALL]
+        assert first.take_held("s1", "cursor") == []
+    finally:
+        first.close()
+        second.close()
+
+
 # -- purge ---------------------------------------------------------------------------
 
 
@@ -405,16 +525,20 @@ def test_purge_forgets_stale_sessions_and_all_they_hold(store: SessionStore, clo
     store.record(event("stale", event_id="old-event", kind="prompt", at=clock.now - 100), [])
     store.record(event("stale", at=clock.now - 100), calls("A"))
     store.mark_shown("stale", [1])
+    store.hold("stale", "cursor", [RECALL])
     store.record(event("live", at=clock.now - 10), calls("B"))
     store.mark_shown("live", [1])
+    store.hold("live", "cursor", [DECISIONS])
 
     assert store.purge(older_than_seconds=50) == 1
     assert store.state("stale") is None
     assert store.pending("stale") == []
     assert store.shown_recently("stale", [1], window=10) == set()
+    assert store.take_held("stale", "cursor") == []
     # Its event ids went too: the same id is a new event now.
     assert store.record(event("stale", event_id="old-event"), [])
 
     assert names(store, "live") == ["B"]
     assert store.shown_recently("live", [1], window=10) == {1}
+    assert store.take_held("live", "cursor") == [DECISIONS]
     assert store.purge(older_than_seconds=50) == 0

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
     from thatch.config import Config
     from thatch.embedding import Embedder
-    from thatch.events import Event
+    from thatch.events import Event, EventKind
     from thatch.nudges.model import Nudge
     from thatch.runtime import Runtime
     from thatch.setup.model import SetupTarget
@@ -115,6 +115,23 @@ def thatch_deliver(nudges: Sequence[Nudge], event: Event, harness: str) -> str |
     :param event: the event being answered.
     :param harness: the harness that will read the output.
     :return: the exact text to print on stdout, or None.
+    """
+
+
+@hookspec(firstresult=True)
+def thatch_context_kinds(harness: str) -> Iterable[EventKind] | None:
+    """Name the event kinds whose hook output reaches a harness's agent as context.
+
+    Only a harness whose prompt hook cannot carry context needs it. When
+    ``prompt`` is not among the kinds, core holds the nudges composed for a
+    prompt in the session store and delivers them, once, through
+    ``thatch_deliver`` with the session's next event of one of these kinds
+    from the same harness; a newer prompt's nudges replace a set still
+    waiting. Return None for other harnesses: when no plugin answers, core
+    delivers nudges with the prompt itself.
+
+    :param harness: the harness that sent the event (``event.harness``).
+    :return: event kinds such as ``session_start`` and ``tool_use``, or None.
     """
 
 

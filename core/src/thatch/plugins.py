@@ -204,6 +204,15 @@ class Plugins:
         text = self.manager.hook.thatch_deliver(nudges=list(nudges), event=event, harness=harness)
         return text or ""
 
+    def context_kinds(self, harness: str) -> frozenset[str] | None:
+        """The event kinds whose output reaches ``harness``'s agent (None: not declared).
+
+        Undeclared means the harness reads context from every hook core
+        answers with nudges, the prompt hook first of all.
+        """
+        kinds = self.manager.hook.thatch_context_kinds(harness=harness)
+        return None if kinds is None else frozenset(kinds)
+
     def setup_targets(self) -> list[SetupTarget]:
         """The harnesses ``thatch setup`` can configure, by name."""
         targets = [t for result in self.manager.hook.thatch_setup_targets() for t in result or ()]

@@ -4,6 +4,12 @@ Parse → resolve the project → record once (session store) → observers →
 for prompts, nudges composed into the budget → the harness's delivery.
 Bad payloads are logged and answered with nothing: a hook never hurts the
 agent.
+
+A harness whose prompt hook cannot carry context (Cursor) says so with
+``thatch_context_kinds``. Its prompt's nudges are then held in the session
+store and go out, once, with the session's next event of a kind it lists
+(a tool call, a session start); the bookkeeping of delivered nudges runs
+then, not when they were composed.
 """
 
 from __future__ import annotations
@@ -58,9 +64,10 @@ def handle_hook(app: Runtime, request: Mapping[str, Any], *, replay: bool = Fals
     if event.kind == "session_start" and command == "hook":
         # The harness plugin decides how its harness reads the reminder.
         reminder = Nudge(source="reminder", text=_session_reminder(app, event))
-        return app.plugins.deliver([reminder], event, event.harness)
+        return _deliver(app, event, [reminder, *_take_held(app, event)])
     if event.kind != "prompt":
-        return ""
+        held = _take_held(app, event)
+        return _deliver(app, event, held) if held else ""
     if _silenced(app, event):
         return ""
     if command == "flush-predictions":
@@ -103,14 +110,43 @@ def _silenced(app: Runtime, event: Event) -> bool:
     """No nudges while the session compacts, nor for background results posing as prompts."""
     if (event.prompt or "").lstrip().startswith(SYNTHETIC_PROMPT_PREFIX):
         return True
+    return _compacting(app, event)
+
+
+def _compacting(app: Runtime, event: Event) -> bool:
     state = app.sessions.state(event.session_id)
     return state is not None and state.compacting
 
 
 def _prompt_output(app: Runtime, event: Event) -> str:
     chosen = compose(app.plugins.nudges(event, app), app.settings.budget)
+    kinds = app.plugins.context_kinds(event.harness)
+    if kinds is not None and event.kind not in kinds:
+        # Held even when empty: this prompt's (lack of) nudges replaces an
+        # older prompt's set, which answers a question no longer asked.
+        app.sessions.hold(event.session_id, event.harness, chosen)
+        return ""
     if not chosen:
         return ""
+    return _deliver(app, event, chosen)
+
+
+def _take_held(app: Runtime, event: Event) -> list[Nudge]:
+    """The nudges held for ``event``'s session, if its hook can carry them (taken: once only).
+
+    Only an event of the harness that held them takes them, so when Cursor
+    reports a tool call through Claude Code's hook too, the Claude-format
+    answer, which Cursor may not read, never uses them up; nor is anything
+    delivered while the session compacts.
+    """
+    kinds = app.plugins.context_kinds(event.harness)
+    if kinds is None or event.kind not in kinds or _compacting(app, event):
+        return []
+    return app.sessions.take_held(event.session_id, event.harness)
+
+
+def _deliver(app: Runtime, event: Event, chosen: list[Nudge]) -> str:
+    """The harness's output for ``chosen``, their bookkeeping deferred past the answer."""
     app.defer(lambda: _delivered(app, event, chosen))
     return app.plugins.deliver(chosen, event, event.harness)
 

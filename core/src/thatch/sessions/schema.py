@@ -80,9 +80,25 @@ _V1: Step = (
     """,
 )
 
+# v2: the nudges held for a session whose harness cannot read them from the
+# prompt hook, until its next event that can carry them (see thatch.sessions.held).
+# One set per session: a newer prompt's set replaces it. ``token`` pairs the
+# row with the callbacks only the process that held it has.
+_V2: Step = (
+    """
+    CREATE TABLE held (
+        session_id TEXT PRIMARY KEY,
+        harness TEXT NOT NULL,
+        token TEXT NOT NULL,
+        nudges TEXT NOT NULL,
+        held_at REAL NOT NULL
+    )
+    """,
+)
+
 #: ``MIGRATIONS[n]`` takes the file from version ``n`` to ``n + 1``. Append
 #: steps; never edit one that was released.
-MIGRATIONS: tuple[Step, ...] = (_V1,)
+MIGRATIONS: tuple[Step, ...] = (_V1, _V2)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

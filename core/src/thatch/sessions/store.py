@@ -3,7 +3,8 @@
 The daemon records every hook event here before it answers, so what a
 session did survives a daemon restart: the queue of tool interactions the
 agent has not yet turned into memories, how often it was nudged about them,
-which memories it was already shown, and whether it is compacting.
+which memories it was already shown, whether it is compacting, and the
+nudges held for a harness that reads them only with a later event.
 
 The file is always local (``<state dir>/sessions.db``), never the user's
 shared storage backend: it holds raw tool output, which must not leave the
@@ -16,14 +17,19 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from thatch.events import Event
+from thatch.sessions.held import Callback, decode, encode
 from thatch.sessions.models import Interaction, NewInteraction, SessionState
 from thatch.sessions.schema import open_connection
+
+if TYPE_CHECKING:
+    from thatch.nudges.model import Nudge
 
 __all__ = [
     "COMPACT_TIMEOUT_SECONDS",
@@ -58,6 +64,9 @@ class SessionStore:
         self._clock = clock
         self._lock = threading.Lock()
         self._conn = open_connection(self.path)
+        # The held sets' on_delivered callbacks, by the token of their row:
+        # a closure cannot be written to the file.
+        self._callbacks: dict[str, tuple[Callback, ...]] = {}
 
     # -- writing -----------------------------------------------------------
 
@@ -222,22 +231,75 @@ class SessionStore:
                 [(memory_id, session_id) for memory_id in ids],
             )
 
+    def hold(self, session_id: str, harness: str, nudges: Sequence[Nudge]) -> None:
+        """Keep ``nudges`` until the session's next event from ``harness`` that can carry them.
+
+        They replace a set still held for the session, which answered an
+        older prompt; an empty ``nudges`` only drops that set. The
+        ``on_delivered`` callbacks stay in this process: a set taken after
+        the daemon restarted comes back without them.
+        """
+        token = uuid.uuid4().hex
+        with self._transaction() as conn:
+            replaced = conn.execute(
+                "SELECT token FROM held WHERE session_id = ?", (session_id,)
+            ).fetchone()
+            if not nudges:
+                conn.execute("DELETE FROM held WHERE session_id = ?", (session_id,))
+            else:
+                self._ensure_session(conn, session_id)
+                conn.execute(
+                    """
+                    INSERT INTO held (session_id, harness, token, nudges, held_at)
+                    VALUES (?, ?, ?, ?, ?)
+                    ON CONFLICT (session_id) DO UPDATE SET
+                        harness = excluded.harness, token = excluded.token,
+                        nudges = excluded.nudges, held_at = excluded.held_at
+                    """,
+                    (session_id, harness, token, encode(nudges), self._clock()),
+                )
+                self._callbacks[token] = tuple(nudge.on_delivered for nudge in nudges)
+            if replaced is not None:
+                self._callbacks.pop(replaced[0], None)
+
+    def take_held(self, session_id: str, harness: str) -> list[Nudge]:
+        """The nudges held for the session's ``harness``, handed out once.
+
+        Taking them removes them, atomically: of two hooks asking at the same
+        moment, one gets the set and the other nothing.
+
+        :return: the nudges in delivery order, with their ``on_delivered``
+            callbacks when this process held them; empty when none wait.
+        """
+        with self._transaction() as conn:
+            row = conn.execute(
+                "SELECT token, nudges FROM held WHERE session_id = ? AND harness = ?",
+                (session_id, harness),
+            ).fetchone()
+            if row is None:
+                return []
+            conn.execute("DELETE FROM held WHERE session_id = ?", (session_id,))
+            callbacks = self._callbacks.pop(row[0], ())
+        return decode(row[1], callbacks)
+
     def purge(self, older_than_seconds: float) -> int:
         """Forget the sessions not seen for ``older_than_seconds``, with all they hold.
 
-        Their queues, shown memories and event ids go too.
+        Their queues, shown memories, held nudges and event ids go too.
 
         :return: how many sessions were forgotten.
         """
         cutoff = self._clock() - older_than_seconds
         stale = "SELECT session_id FROM sessions WHERE last_seen < ?"
         with self._transaction() as conn:
-            for table in ("interactions", "shown", "events"):
+            for table in ("interactions", "shown", "held", "events"):
                 conn.execute(
                     f"DELETE FROM {table} WHERE session_id IN ({stale})",  # noqa: S608
                     (cutoff,),
                 )
             purged = conn.execute("DELETE FROM sessions WHERE last_seen < ?", (cutoff,))
+            live = {row[0] for row in conn.execute("SELECT token FROM held")}
+            self._callbacks = {t: c for t, c in self._callbacks.items() if t in live}
         return purged.rowcount
 
     def _ensure_session(self, conn: sqlite3.Connection, session_id: str) -> None:

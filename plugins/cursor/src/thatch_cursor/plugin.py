@@ -39,6 +39,16 @@ def thatch_deliver(nudges: Sequence[Nudge], event: Event, harness: str) -> str |
 
 
 @hookimpl
+def thatch_context_kinds(harness: str) -> Iterable[str] | None:
+    """sessionStart and postToolUse: Cursor reads no context from beforeSubmitPrompt."""
+    if harness != HARNESS:
+        return None
+    from thatch_cursor.delivery import CONTEXT_KINDS
+
+    return CONTEXT_KINDS
+
+
+@hookimpl
 def thatch_setup_targets() -> Iterable[SetupTarget]:
     """Cursor's setup target: hooks.json, mcp.json and the thatch rule."""
     from thatch_cursor.target import CursorTarget
