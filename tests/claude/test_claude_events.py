@@ -11,7 +11,8 @@ from recorded import recorded
 from thatch.errors import InvalidInputError
 from thatch.events import Event, ToolCall, shared_identity
 from thatch.testing import plugins_with
-from thatch_claude.events import EVENT_KINDS
+from thatch_claude.events import EVENT_KINDS, parse_event
+from thatch_claude.failures import ReportedFailures
 
 SESSION = "3f1c2a9e-7b4d-4c1e-9a55-0d2f6e8b1c47"
 CWD = "/home/dev/shop"
@@ -22,6 +23,7 @@ FILES = {
     "SessionStart": "session_start",
     "UserPromptSubmit": "user_prompt_submit",
     "PostToolUse": "post_tool_use",
+    "PostToolUseFailure": "post_tool_use_failure",
     "PostToolBatch": "post_tool_batch",
     "Stop": "stop",
     "SubagentStop": "subagent_stop",
@@ -90,6 +92,91 @@ def test_post_tool_batch_keeps_every_call_in_order() -> None:
     event = parse("PostToolBatch", payload)
     assert event == claude_event("tool_use", "PostToolBatch", tool_calls=calls)
     assert [call.name for call in event.tool_calls] == ["Bash", "Read", "Grep"]
+
+
+def test_post_tool_use_failure_is_one_failed_call_with_its_error() -> None:
+    payload = load("post_tool_use_failure")
+    call = ToolCall(
+        name="Bash",
+        input=payload["tool_input"],
+        call_id="toolu_01Fq8Zr2Wm6Yx4Lb9Nc3Hd7K",
+        failed=True,
+        error=payload["error"],
+    )
+    assert parse("PostToolUseFailure", payload) == claude_event(
+        "tool_use", "PostToolUseFailure", tool_calls=(call,)
+    )
+    assert payload["error"].startswith("Exit code 1\nFAILED")
+
+
+def test_an_interrupted_call_is_failed_and_interrupted() -> None:
+    event = parse("PostToolUseFailure", load("post_tool_use_failure_interrupt"))
+    assert event is not None
+    (call,) = event.tool_calls
+    assert (call.failed, call.interrupted) == (True, True)
+    assert call.error == "[Request interrupted by user for tool use]"
+
+
+def test_a_failure_payload_without_its_message_is_still_a_failure() -> None:
+    payload = load("post_tool_use_failure")
+    del payload["error"], payload["is_interrupt"]
+    event = parse("PostToolUseFailure", payload)
+    assert event is not None
+    (call,) = event.tool_calls
+    assert (call.failed, call.error, call.interrupted) == (True, None, False)
+
+
+# -- a failure and the batch that repeats it ----------------------------------------------
+def test_the_batch_leaves_out_the_call_its_failure_event_carried() -> None:
+    failures = ReportedFailures()
+    failure = parse_event("PostToolUseFailure", load("post_tool_use_failure"), failures)
+    batch = parse_event("PostToolBatch", load("post_tool_batch_with_failure"), failures)
+    (failed,) = failure.tool_calls
+    assert [call.name for call in batch.tool_calls] == ["Read"]
+    assert failed.call_id not in [call.call_id for call in batch.tool_calls]
+    # A call is in one batch: the next batch with that id (a replayed one) keeps it.
+    again = parse_event("PostToolBatch", load("post_tool_batch_with_failure"), failures)
+    assert [call.name for call in again.tool_calls] == ["Bash", "Read"]
+
+
+def test_without_a_record_the_batch_keeps_every_call() -> None:
+    parse_event("PostToolUseFailure", load("post_tool_use_failure"))
+    batch = parse_event("PostToolBatch", load("post_tool_batch_with_failure"))
+    assert [call.name for call in batch.tool_calls] == ["Bash", "Read"]
+    assert not any(call.failed for call in batch.tool_calls)
+
+
+def test_a_failure_in_another_session_leaves_the_batch_whole() -> None:
+    failures = ReportedFailures()
+    parse_event("PostToolUseFailure", load("post_tool_use_failure"), failures)
+    other = load("post_tool_batch_with_failure") | {"session_id": "another-session"}
+    assert len(parse_event("PostToolBatch", other, failures).tool_calls) == 2
+
+
+def test_a_cursor_failure_is_not_noted() -> None:
+    # Cursor repeats an event through both plugins, caught by identity; it has no batch.
+    failures = ReportedFailures()
+    cursor_failure = load("post_tool_use_failure") | {"cursor_version": "2.1.46"}
+    event = parse_event("PostToolUseFailure", cursor_failure, failures)
+    assert event.identity == shared_identity("tool_use", SESSION, "toolu_01Fq8Zr2Wm6Yx4Lb9Nc3Hd7K")
+    batch = parse_event("PostToolBatch", load("post_tool_batch_with_failure"), failures)
+    assert len(batch.tool_calls) == 2
+
+
+def test_the_record_forgets_the_oldest_failures_first() -> None:
+    failures = ReportedFailures(limit=2)
+    calls = [ToolCall(name="Bash", call_id=f"t{n}", failed=True) for n in range(3)]
+    failures.note("s", calls)
+    failures.note("s", [ToolCall(name="Bash", failed=True)])  # no id: nothing to match
+    kept = failures.not_reported("s", [*calls, ToolCall(name="Read")])
+    assert [call.call_id for call in kept] == ["t0", None]
+
+
+def test_the_plugin_parses_with_the_daemons_record() -> None:
+    parse("PostToolUseFailure", load("post_tool_use_failure"))
+    batch = parse("PostToolBatch", load("post_tool_batch_with_failure"))
+    assert batch is not None
+    assert [call.name for call in batch.tool_calls] == ["Read"]
 
 
 @pytest.mark.parametrize(
@@ -161,6 +248,9 @@ def _call_with(index: int, key: str, value: Any) -> Any:
         ("UserPromptSubmit", _with("prompt", {"text": "hi"}), "'prompt'"),
         ("PostToolUse", _without("tool_name"), "'tool_name'"),
         ("PostToolUse", _with("tool_use_id", 7), "'tool_use_id'"),
+        ("PostToolUseFailure", _with("error", {"message": "x"}), "'error'"),
+        ("PostToolUseFailure", _with("is_interrupt", "no"), "'is_interrupt'"),
+        ("PostToolUseFailure", _without("tool_name"), "'tool_name'"),
         ("PostToolBatch", _with("tool_calls", {"a": 1}), "'tool_calls'"),
         ("PostToolBatch", _without("tool_calls"), "'tool_calls'"),
         ("PostToolBatch", _call_with(1, "tool_name", None), "'tool_calls[1].tool_name'"),

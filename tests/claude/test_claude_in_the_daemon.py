@@ -9,13 +9,12 @@ from typing import Any
 
 import pytest
 import thatch_claude.plugin
-from daemon_hooks import RuntimeFactory
+from daemon_hooks import EXTRACTION_MARK, RuntimeFactory
 from recorded import recorded
 from thatch.runtime import Runtime
 from thatch.testing import EventRecorder, send_hook
 
 SESSION = "claude-session-1"
-EXTRACTION_MARK = "from this session may hold knowledge worth keeping"
 
 
 @pytest.fixture
@@ -54,6 +53,39 @@ def test_a_batch_is_queued_and_the_next_prompt_asks_to_save_it(app: Runtime, wor
     assert not text.startswith("{")  # plain text: Claude reads UserPromptSubmit stdout
 
 
+def test_a_recorded_failure_is_queued_with_its_error_text(app: Runtime, workdir: Path) -> None:
+    body = payload("post_tool_use_failure", workdir)
+    assert hook(app, "PostToolUseFailure", body) == ""
+    (item,) = app.sessions.pending(SESSION)
+    assert (item.tool_name, item.call_id, item.failed) == ("Bash", body["tool_use_id"], True)
+    assert item.tool_response == "error: " + body["error"]
+    assert "gift_cards.py" in item.tool_input
+    text = prompt(app, workdir, "Why did the gift card refund fail?")
+    assert "[1] Bash (failed)" in text
+    assert "response: error: Exit code 1" in text
+    assert "KeyError: 'ledger_account'" in text
+
+
+def test_an_interrupted_call_is_queued_as_interrupted(app: Runtime, workdir: Path) -> None:
+    hook(app, "PostToolUseFailure", payload("post_tool_use_failure_interrupt", workdir))
+    (item,) = app.sessions.pending(SESSION)
+    assert item.failed
+    assert item.tool_response.startswith("interrupted by the user: [Request interrupted")
+
+
+def test_a_failed_call_its_batch_repeats_is_queued_once(
+    app: Runtime, workdir: Path, observer: EventRecorder
+) -> None:
+    hook(app, "PostToolUseFailure", payload("post_tool_use_failure", workdir))
+    hook(app, "PostToolBatch", payload("post_tool_batch_with_failure", workdir))
+    queued = app.sessions.pending(SESSION)
+    assert [(item.tool_name, item.failed) for item in queued] == [("Bash", True), ("Read", False)]
+    assert queued[0].tool_response.startswith("error: Exit code 1")
+    # Observers see every call once too.
+    calls = [call.name for event in observer.events for call in event.tool_calls]
+    assert calls == ["Bash", "Read"]
+
+
 def test_task_notifications_get_no_nudges(app: Runtime, workdir: Path) -> None:
     hook(app, "PostToolBatch", payload("post_tool_batch", workdir))
     notice = "<task-notification><task-id>7</task-id><status>completed</status></task-notification>"
@@ -80,6 +112,7 @@ def test_compaction_silences_prompts_until_claude_starts_again(app: Runtime, wor
         ("SubagentStop", "subagent_stop", "subagent_stop", None),
         ("SessionEnd", "session_end", "session_end", "prompt_input_exit"),
         ("PostToolUse", "post_tool_use", "tool_use", None),
+        ("PostToolUseFailure", "post_tool_use_failure", "tool_use", None),
     ],
 )
 def test_other_events_are_recorded_and_answered_with_nothing(

@@ -15,7 +15,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from thatch.cli import main
 from thatch.setup import engine
+from thatch.setup.jsonc import StrictJsonError
 from thatch.setup.model import SetupContext
 from thatch.testing import check_golden_tree, plan_set_up, set_up, text_tree
 from thatch_claude.instructions import skills
@@ -195,3 +197,57 @@ def test_after_setup_the_target_reports_no_problems(
     program.chmod(0o755)
     target = ClaudeTarget(which=lambda name: "/usr/bin/thatch" if name == "thatch" else None)
     assert target.problems(context) == []
+
+
+# -- files Claude Code would ignore ---------------------------------------------------
+LENIENT = {
+    "shop/.claude/settings.json": '{\n  // the team\'s hooks\n  "hooks": {}\n}\n',
+    "shop/.claude/settings.local.json": '{"enabledMcpjsonServers": ["db",]}\n',
+    "shop/.mcp.json": '{\n  "mcpServers": {}, /* mine */\n}\n',
+    "user/.claude.json": '{\n  "numStartups": 3,\n}\n',
+    "user/.claude/settings.json": '{"model": "opus"} // mine\n',
+}
+
+
+@pytest.mark.parametrize("relative", list(LENIENT))
+def test_a_file_claude_code_would_ignore_is_refused_before_any_write(
+    relative: str, root: Path
+) -> None:
+    empty(root)
+    path = root / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(LENIENT[relative])
+    context = global_context(root) if relative.startswith("user/") else project_context(root)
+    before = snapshot(root)
+    # --dry-run refuses the same way as the setup itself.
+    for attempt in (plan_set_up, set_up):
+        with pytest.raises(StrictJsonError) as caught:
+            attempt(ClaudeTarget(), context, root / "state")
+        message = str(caught.value)
+        assert message.startswith(f"{path} has a")
+        assert "Claude Code reads this file as strict JSON and ignores it whole" in message
+        assert "remove them and run thatch setup again" in message
+    assert snapshot(root) == before
+    assert not (root / "state").exists()
+
+
+@pytest.mark.parametrize("dry_run", [True, False], ids=["dry-run", "setup"])
+def test_the_command_refuses_with_the_reason_and_exits_non_zero(
+    dry_run: bool,
+    root: Path,
+    home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    empty(root)
+    settings = root / "shop" / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(LENIENT["shop/.claude/settings.json"])
+    monkeypatch.setenv("HOME", str(root / "user"))
+    before = snapshot(root)
+    args = ["setup", "--claude", "--project", str(root / "shop")]
+    status = main([*args, "--dry-run"] if dry_run else args)
+    assert status != 0
+    error = capsys.readouterr().err
+    assert f"{settings} has a comment at line 2; Claude Code reads this file" in error
+    assert snapshot(root) == before

@@ -136,6 +136,68 @@ def test_long_values_keep_head_and_tail_within_the_limits() -> None:
     assert item.tool_response.endswith("Traceback: the error")
 
 
+# -- failed calls ------------------------------------------------------------------------
+
+
+def failed(error: str | None, response: object = None, *, interrupted: bool = False) -> ToolCall:
+    return ToolCall(
+        name="Bash",
+        input={"command": "pytest"},
+        response=response,
+        failed=True,
+        error=error,
+        interrupted=interrupted,
+    )
+
+
+def test_a_failed_call_is_queued_with_its_error() -> None:
+    (item,) = interactions_from(tool_event(failed("Exit code 1\n1 failed, 3 passed")))
+    assert item.failed
+    assert item.tool_response == "error: Exit code 1\n1 failed, 3 passed"
+
+
+def test_output_a_failed_call_still_gave_follows_its_error() -> None:
+    call = failed("permission denied", {"stdout": "wrote 3 of 5 files", "interrupted": False})
+    (item,) = interactions_from(tool_event(call))
+    assert item.tool_response == "error: permission denied\nwrote 3 of 5 files"
+
+
+def test_a_response_that_repeats_the_error_is_not_shown_twice() -> None:
+    (item,) = interactions_from(tool_event(failed("no such file", " no such file\n")))
+    assert item.tool_response == "error: no such file"
+
+
+def test_an_interrupted_call_says_so() -> None:
+    call = failed("[Request interrupted by user for tool use]", interrupted=True)
+    (item,) = interactions_from(tool_event(call))
+    assert item.tool_response == (
+        "interrupted by the user: [Request interrupted by user for tool use]"
+    )
+    (bare,) = interactions_from(tool_event(failed(None, interrupted=True)))
+    assert bare.tool_response == "interrupted by the user"
+
+
+def test_a_failed_call_without_a_message_keeps_its_response_alone() -> None:
+    # Cursor's plugin puts what it knows of a failure in the response.
+    (item,) = interactions_from(tool_event(failed(None, {"error": "exit status 2"})))
+    assert (item.failed, item.tool_response) == (True, "exit status 2")
+
+
+def test_a_secret_in_an_error_is_redacted() -> None:
+    (item,) = interactions_from(tool_event(failed(f"auth failed for token {GITHUB_TOKEN}")))
+    assert GITHUB_TOKEN not in item.tool_response
+    assert item.tool_response.startswith("error: auth failed for token [REDACTED:")
+
+
+def test_a_long_error_keeps_its_head_and_tail_within_the_limit() -> None:
+    error = "Exit code 2\n" + "warning: deprecated\n" * 2000 + "E   KeyError: 'ledger_account'"
+    (item,) = interactions_from(tool_event(failed(error)), max_response=400)
+    assert len(item.tool_response) <= 400
+    assert item.tool_response.startswith("error: Exit code 2\n")
+    assert item.tool_response.endswith("KeyError: 'ledger_account'")
+    assert cut_count(item.tool_response) > 30_000
+
+
 # -- truncate --------------------------------------------------------------------------
 
 

@@ -129,8 +129,8 @@ def test_the_event_name_defaults_to_the_commands(command: str, kind: str, hook_e
 def test_a_tool_error_marks_the_call_failed_and_keeps_both_parts() -> None:
     payload = claude("post_tool_use", error="permission denied", tool_response="partial")
     (call,) = parse_command_payload("buffer-tool", payload).tool_calls
-    assert call.failed
-    assert call.response == {"error": "permission denied", "response": "partial"}
+    assert (call.failed, call.error, call.response) == (True, "permission denied", "partial")
+    assert not call.interrupted
 
 
 def test_a_batch_call_with_an_error_is_failed_alone() -> None:
@@ -138,6 +138,65 @@ def test_a_batch_call_with_an_error_is_failed_alone() -> None:
     payload["tool_calls"][1]["error"] = "no such file"
     calls = parse_command_payload("buffer-batch", payload).tool_calls
     assert [call.failed for call in calls] == [False, True, False]
+    assert [call.error for call in calls] == [None, "no such file", None]
+
+
+def test_a_claude_failure_payload_through_buffer_tool() -> None:
+    payload = claude("post_tool_use_failure")
+    event = parse_command_payload("buffer-tool", payload)
+    assert event.hook_event == "PostToolUseFailure"
+    (call,) = event.tool_calls
+    assert (call.failed, call.error, call.call_id) == (
+        True,
+        payload["error"],
+        payload["tool_use_id"],
+    )
+    assert call.response is None
+
+
+def test_an_interrupted_call_is_failed_even_without_a_message() -> None:
+    payload = claude("post_tool_use_failure", error=None, is_interrupt=True)
+    (call,) = parse_command_payload("buffer-tool", payload).tool_calls
+    assert (call.failed, call.interrupted, call.error) == (True, True, None)
+
+
+def test_an_empty_error_still_means_failed() -> None:
+    payload = claude("post_tool_use", error="")
+    (call,) = parse_command_payload("buffer-tool", payload).tool_calls
+    assert (call.failed, call.error) == (True, None)
+
+
+def test_the_failure_event_marks_a_call_failed_without_error_fields() -> None:
+    payload = claude("post_tool_use_failure", error=None, is_interrupt=None)
+    (call,) = parse_command_payload("buffer-tool", payload).tool_calls
+    assert (call.failed, call.error, call.interrupted) == (True, None, False)
+
+
+def test_a_cursor_error_message_is_the_error() -> None:
+    payload = cursor_tool(hook_event_name="postToolUseFailure", error_message="exit status 2")
+    (call,) = parse_command_payload("buffer-tool", payload).tool_calls
+    assert (call.failed, call.error) == (True, "exit status 2")
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "words"),
+    [
+        ("error", 500, "must be a string, got a number"),
+        ("error_message", ["x"], "must be a string, got a list"),
+        ("is_interrupt", "yes", "must be true/false, got a string"),
+    ],
+)
+def test_malformed_failure_fields_are_named(field: str, value: Any, words: str) -> None:
+    payload = claude("post_tool_use_failure", error=None) | {field: value}
+    with pytest.raises(InvalidInputError, match=f"payload field '{field}' {words}"):
+        parse_command_payload("buffer-tool", payload)
+
+
+def test_a_failed_call_must_be_marked_failed() -> None:
+    with pytest.raises(ValueError, match="pass failed=True"):
+        ToolCall(name="Bash", error="boom")
+    with pytest.raises(ValueError, match="pass failed=True"):
+        ToolCall(name="Bash", interrupted=True)
 
 
 def test_an_empty_batch_has_no_calls() -> None:

@@ -8,10 +8,11 @@ import os
 import stat
 from pathlib import Path
 
+import attrs
 import pytest
 from thatch.errors import ConfigError, InvalidInputError
 from thatch.setup import engine, manifest
-from thatch.setup.jsonc import JsoncError
+from thatch.setup.jsonc import JsoncError, StrictJsonError, leniencies
 from thatch.setup.model import (
     Change,
     JsonEntry,
@@ -32,8 +33,8 @@ def hook(command: str) -> dict[str, object]:
 class Setup:
     """One target's setup in a temporary project, driven the way the CLI drives it."""
 
-    def __init__(self, tmp_path: Path, target: str = "claude") -> None:
-        self.project = tmp_path / "project"
+    def __init__(self, tmp_path: Path, target: str = "claude", project: str = "project") -> None:
+        self.project = tmp_path / project
         self.project.mkdir(exist_ok=True)
         self.state = tmp_path / "state"
         self.target = target
@@ -225,6 +226,56 @@ def test_invalid_json_is_refused_and_nothing_is_written(setup: Setup) -> None:
     assert not setup.state.exists()
 
 
+def strict(change: Change) -> Change:
+    """``change`` for a file its reader takes as strict JSON (JSON changes only)."""
+    if isinstance(change, JsonEntry | JsonListItem):
+        return attrs.evolve(change, strict_for="Claude Code")
+    return change
+
+
+def test_a_strict_file_with_comments_is_refused_and_nothing_is_written(setup: Setup) -> None:
+    settings = setup.project / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{\n  // my hooks\n  "hooks": {"Stop": [],},\n}\n')
+    before = tree(setup.project)
+    changes = [strict(change) for change in setup.changes()]
+    for attempt in (setup.plan, setup.run):  # --dry-run refuses the same way
+        with pytest.raises(StrictJsonError) as caught:
+            attempt(changes)
+        assert str(caught.value).startswith(
+            f"{settings} has a comment at line 2 and trailing commas at line 3; "
+            "Claude Code reads this file as strict JSON"
+        )
+    assert tree(setup.project) == before
+    assert not setup.state.exists()
+
+
+def test_the_same_file_without_strictness_is_edited_around_its_comments(setup: Setup) -> None:
+    settings = setup.project / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{\n  // my hooks\n  "hooks": {"Stop": [],},\n}\n')
+    setup.run(setup.changes())
+    assert "// my hooks" in settings.read_text()
+
+
+def test_a_strict_file_in_plain_json_is_edited_and_stays_plain(setup: Setup) -> None:
+    settings = setup.project / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{\n  "model": "opus"\n}\n')
+    setup.run([strict(change) for change in setup.changes()])
+    written = settings.read_text()
+    assert json.loads(written)["model"] == "opus"  # Python's reader is strict too
+    assert not leniencies(written, str(settings))
+
+
+def test_comments_added_after_setup_do_not_block_uninstall(setup: Setup) -> None:
+    setup.run([strict(change) for change in setup.changes()])
+    mcp = setup.project / ".mcp.json"
+    mcp.write_text("// the user's note\n" + mcp.read_text())
+    setup.uninstall()
+    assert mcp.read_text() == "// the user's note\n"
+
+
 def test_invalid_json_blocks_uninstall_too(setup: Setup) -> None:
     setup.run(setup.changes())
     settings = setup.project / ".claude" / "settings.json"
@@ -383,3 +434,110 @@ def test_bytes_that_are_not_utf8_survive(setup: Setup) -> None:
     assert "Caf\ufffd" in engine.diff(engine.plan_uninstall(setup.state, "claude", setup.scope))
     setup.uninstall()
     assert notes.read_bytes() == original
+
+
+# -- whole files several installations own ------------------------------------------------
+class Shared:
+    """Two projects set up with the same state, both owning one file in a shared folder."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.a = Setup(tmp_path, project="a")
+        self.b = Setup(tmp_path, project="b")
+        self.home = tmp_path / "home"
+        self.home.mkdir()
+        self.skill = self.home / ".claude" / "skills" / "primer" / "SKILL.md"
+
+    def changes(self, setup: Setup, content: str = "# Primer\n") -> list[Change]:
+        settings = setup.project / ".claude" / "settings.json"
+        return [
+            JsonListItem(settings, ("hooks", "Stop"), hook("thatch hook claude Stop")),
+            OwnedFile(self.skill, content),
+        ]
+
+    def both(self) -> None:
+        self.a.run(self.changes(self.a))
+        self.b.run(self.changes(self.b))
+
+
+@pytest.fixture
+def shared(tmp_path: Path) -> Shared:
+    return Shared(tmp_path)
+
+
+@pytest.mark.parametrize("first", ["a", "b"])
+def test_a_shared_file_stays_until_its_last_owner_goes(shared: Shared, first: str) -> None:
+    shared.both()
+    going, staying = (shared.a, shared.b) if first == "a" else (shared.b, shared.a)
+    report = going.uninstall()
+    assert shared.skill.read_text() == "# Primer\n"
+    assert shared.skill not in report.deleted
+    assert f"{shared.skill}: kept, still used by claude:{staying.scope}" in report.notes
+    assert tree(going.project) == {}  # the rest of its setup is gone
+    [install] = engine.status(shared.a.state)
+    assert install.scope == staying.scope
+    assert shared.skill in [record.path for record in install.files]
+    staying.uninstall()
+    assert tree(shared.home) == {}  # the last one takes back every file and folder
+    assert engine.status(shared.a.state) == []
+
+
+def test_the_second_owner_takes_no_backup_and_records_the_first_owners_origin(
+    shared: Shared,
+) -> None:
+    shared.a.run(shared.changes(shared.a))
+    report = shared.b.run(shared.changes(shared.b, "# Primer, new wording\n"))
+    assert report.backups == ()  # the file was thatch's, not the user's
+    assert shared.skill.read_text() == "# Primer, new wording\n"
+    records = {
+        install.scope: next(r for r in install.files if r.path == shared.skill)
+        for install in engine.status(shared.a.state)
+    }
+    first, second = records[shared.a.scope], records[shared.b.scope]
+    assert (second.created, second.created_dirs, second.owned) == (
+        first.created,
+        first.created_dirs,
+        first.owned,
+    )
+    assert first.created
+
+
+def test_a_newer_owners_content_is_taken_back_by_the_last_owner(shared: Shared) -> None:
+    shared.a.run(shared.changes(shared.a))
+    shared.b.run(shared.changes(shared.b, "# Primer, new wording\n"))
+    shared.b.uninstall()
+    assert shared.skill.read_text() == "# Primer, new wording\n"
+    report = shared.a.uninstall()
+    assert shared.skill in report.deleted
+    assert report.notes == ()
+    assert tree(shared.home) == {}
+
+
+def test_a_users_file_replaced_by_a_shared_one_comes_back_last(shared: Shared) -> None:
+    shared.skill.parent.mkdir(parents=True)
+    shared.skill.write_text("my own primer\n")
+    before = tree(shared.home)
+    [copy] = shared.a.run(shared.changes(shared.a)).backups
+    shared.b.run(shared.changes(shared.b))
+    shared.a.uninstall()
+    assert shared.skill.read_text() == "# Primer\n"
+    shared.b.uninstall()
+    assert tree(shared.home) == before
+    assert copy.read_text() == "my own primer\n"
+
+
+def test_a_dry_run_uninstall_leaves_a_shared_file_out_of_the_diff(shared: Shared) -> None:
+    shared.both()
+    edits = engine.plan_uninstall(shared.a.state, "claude", shared.a.scope)
+    [edit] = [edit for edit in edits if edit.path == shared.skill]
+    assert not edit.changed
+    assert str(shared.skill) not in engine.diff(edits)
+
+
+def test_a_setup_that_no_longer_wants_a_shared_file_leaves_it_to_the_others(
+    shared: Shared,
+) -> None:
+    shared.both()
+    shared.b.run(shared.changes(shared.b)[:1])
+    assert shared.skill.read_text() == "# Primer\n"
+    shared.a.uninstall()
+    assert tree(shared.home) == {}

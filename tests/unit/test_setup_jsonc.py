@@ -6,7 +6,16 @@ import json
 
 import pytest
 from thatch.errors import InvalidInputError
-from thatch.setup.jsonc import JsoncError, find, loads, parse, tokens
+from thatch.setup.jsonc import (
+    JsoncError,
+    Leniency,
+    StrictJsonError,
+    find,
+    leniencies,
+    loads,
+    parse,
+    tokens,
+)
 
 
 def test_plain_json_reads_like_the_json_module() -> None:
@@ -137,3 +146,48 @@ def test_errors_name_file_line_and_column(text: str, line: int, column: int, pro
     assert message.startswith(f"/p/.claude/settings.json line {line} column {column}: ")
     assert problem in message
     assert "run thatch setup again" in message
+
+
+# -- what strict JSON does not allow ------------------------------------------------------
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ('{"a": [1, 2], "b": {"c": null}}\n', []),
+        ('{"url": "http://x//y", "glob": "/* not a comment */"}', []),
+        ('{\n  // mine\n  "a": 1\n}', [Leniency("comment", 2)]),
+        ('{"a": 1}\n/* a\nlong\nnote */\n', [Leniency("comment", 2)]),
+        (
+            '{\n  "a": [1, 2,],\n  "b": 2,\n}',
+            [Leniency("trailing comma", 2), Leniency("trailing comma", 3)],
+        ),
+        (
+            '{\n  "a": 1, // one\n  "b": [\n    2,\n  ],\n}\n',
+            [
+                Leniency("comment", 2),
+                Leniency("trailing comma", 4),
+                Leniency("trailing comma", 5),
+            ],
+        ),
+        ("// only a comment\n", [Leniency("comment", 1)]),
+        ("", []),
+    ],
+)
+def test_leniencies_are_comments_and_trailing_commas(text: str, found: list[Leniency]) -> None:
+    assert leniencies(text, "f.json") == found
+
+
+def test_the_strict_refusal_names_the_file_the_lines_and_the_reader() -> None:
+    text = '{\n  // mine\n  "a": [1,],\n  /* more */\n  "b": 2\n}\n'
+    error = StrictJsonError("/p/.mcp.json", leniencies(text, "/p/.mcp.json"), "Claude Code")
+    assert isinstance(error, InvalidInputError)
+    assert str(error).startswith(
+        "/p/.mcp.json has comments at lines 2 and 4 and a trailing comma at line 3; "
+        "Claude Code reads this file as strict JSON and ignores it whole"
+    )
+    assert "remove them and run thatch setup again" in str(error)
+
+
+def test_many_leniencies_are_summed_up() -> None:
+    text = "{\n" + "".join(f'  // {n}\n  "k{n}": {n},\n' for n in range(7)) + '  "z": 0\n}'
+    message = str(StrictJsonError("f.json", leniencies(text, "f.json"), "Claude Code"))
+    assert "comments at lines 2, 4, 6, 8, 10 and more;" in message

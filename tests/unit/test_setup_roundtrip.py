@@ -175,6 +175,42 @@ def test_setup_then_uninstall_restores_every_byte(
     assert tree(project) == after
 
 
+@pytest.mark.parametrize("skill_there", [False, True], ids=["new-skill", "users-skill"])
+@pytest.mark.parametrize("first", ["a", "b"])
+@pytest.mark.parametrize("scenario", sorted(SCENARIOS))
+def test_two_projects_sharing_a_file_restore_every_byte_in_either_order(
+    tmp_path: Path, scenario: str, first: str, skill_there: bool
+) -> None:
+    changes_for, files = SCENARIOS[scenario]
+    home, state = tmp_path / "home", tmp_path / "state"
+    skill = home / ".claude" / "skills" / "thatch-shared" / "SKILL.md"
+    if skill_there:
+        write(home, {".claude/skills/thatch-shared/SKILL.md": "the user's own skill\n"})
+    projects = {name: tmp_path / name for name in ("a", "b")}
+    for project in projects.values():
+        project.mkdir()
+        write(project, files)
+    before = tree(tmp_path)
+    for name, project in projects.items():
+        # The second setup is a newer thatch: the shared file's text changed.
+        shared = OwnedFile(skill, f"# Shared, as written for {name}\n")
+        changes = [*changes_for(project), shared]
+        scope = f"project:{project}"
+        engine.apply(
+            engine.plan(changes, engine.installed(state, scenario, scope)),
+            state_dir=state,
+            target=scenario,
+            scope_key=scope,
+        )
+    order = ["a", "b"] if first == "a" else ["b", "a"]
+    engine.uninstall(state, scenario, f"project:{projects[order[0]]}")
+    assert skill.read_text() == "# Shared, as written for b\n"
+    engine.uninstall(state, scenario, f"project:{projects[order[1]]}")
+    after = tree(tmp_path)
+    backups = [name for name in after if name.startswith("state/")]
+    assert {name: after[name] for name in after if name not in backups} == before
+
+
 def test_claude_settings_golden(tmp_path: Path) -> None:
     project, state = tmp_path / "p", tmp_path / "s"
     project.mkdir()

@@ -21,7 +21,12 @@ EVENT_KINDS: tuple[str, ...] = EventKind.__args__  # type: ignore[attr-defined]
 
 @attrs.frozen
 class ToolCall:
-    """One tool the agent ran, with what it was given and what it returned."""
+    """One tool the agent ran, with what it was given and what it returned.
+
+    A failed call (it raised, was refused, or the user stopped it) has
+    ``failed`` set; ``error`` and ``interrupted`` say more when the harness
+    does, and either one requires ``failed``.
+    """
 
     name: str
     input: Any = None
@@ -29,6 +34,17 @@ class ToolCall:
     #: The harness's id of the call (Claude ``tool_use_id``), when it has one.
     call_id: str | None = None
     failed: bool = False
+    #: What went wrong, in the harness's words (Claude ``error``); None when it said nothing.
+    error: str | None = None
+    #: The user stopped the call (Claude ``is_interrupt``).
+    interrupted: bool = False
+
+    def __attrs_post_init__(self) -> None:
+        if (self.error is not None or self.interrupted) and not self.failed:
+            raise ValueError(
+                f"tool call {self.name!r} has an error or was interrupted but is not "
+                "marked failed; pass failed=True"
+            )
 
 
 @attrs.frozen

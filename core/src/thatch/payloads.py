@@ -16,6 +16,9 @@ from typing import Any
 from thatch.errors import InvalidInputError
 from thatch.events import Event, EventKind, ToolCall, shared_identity
 
+#: Hook events that report only failed tool calls, as Claude Code and Cursor name them.
+FAILURE_EVENTS = frozenset({"PostToolUseFailure", "postToolUseFailure"})
+
 #: The event each named command stands for, and its Claude Code event name.
 COMMAND_EVENTS: dict[str, tuple[EventKind, str]] = {
     "reminder": ("session_start", "SessionStart"),
@@ -47,11 +50,8 @@ def parse_command_payload(
             tool_call(call, f"tool_calls[{i}].") for i, call in enumerate(calls)
         )
     elif command == "buffer-tool":
-        call = tool_call(payload, "")
-        failed = hook_event == "postToolUseFailure" or call.failed
-        fields["tool_calls"] = (
-            ToolCall(call.name, call.input, call.response, call.call_id, failed),
-        )
+        call = tool_call(payload, "", failed=hook_event in FAILURE_EVENTS)
+        fields["tool_calls"] = (call,)
         # The same rule as the harness plugins, so one call reported both
         # ways (a named hook and `thatch hook`) is taken once.
         fields["identity"] = shared_identity("tool_use", session_id, call.call_id)
@@ -69,8 +69,14 @@ def parse_command_payload(
     )
 
 
-def tool_call(data: Any, where: str) -> ToolCall:
-    """One tool call; ``where`` prefixes field names in errors (``tool_calls[2].``)."""
+def tool_call(data: Any, where: str, *, failed: bool = False) -> ToolCall:
+    """One tool call; ``where`` prefixes field names in errors (``tool_calls[2].``).
+
+    A failure's message is ``error`` (Claude Code's PostToolUseFailure) or
+    ``error_message`` (Cursor's postToolUseFailure). Either one, or
+    ``is_interrupt``, marks the call failed; so does ``failed``, for an
+    event that reports only failures.
+    """
     if not isinstance(data, Mapping):
         raise InvalidInputError(f"{where.rstrip('.') or 'payload'} must be a JSON object")
     name = text_field(data, "tool_name", where=where)
@@ -79,13 +85,19 @@ def tool_call(data: Any, where: str) -> ToolCall:
         # Cursor sends the output as a JSON string.
         with contextlib.suppress(ValueError):
             response = json.loads(response)
-    error = data.get("error")
+    error = optional_text(data, "error", where=where, keep_empty=True)
+    if error is None:
+        error = optional_text(data, "error_message", where=where, keep_empty=True)
+    interrupted = optional_flag(data, "is_interrupt", where=where)
     return ToolCall(
         name=name,
         input=data.get("tool_input"),
-        response=response if error is None else {"error": error, "response": response},
+        response=response,
         call_id=optional_text(data, "tool_use_id", where=where),
-        failed=error is not None,
+        # An empty message still says the call failed, but says nothing more.
+        failed=failed or error is not None or interrupted,
+        error=error or None,
+        interrupted=interrupted,
     )
 
 
@@ -114,6 +126,18 @@ def optional_text(
             f"payload field '{where}{key}' must be a string, got {describe_value(value)}"
         )
     return value if value or keep_empty else None
+
+
+def optional_flag(data: Mapping[str, Any], key: str, *, where: str = "") -> bool:
+    """``data[key]`` if it is true or false; False when absent."""
+    value = data.get(key)
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise InvalidInputError(
+            f"payload field '{where}{key}' must be true/false, got {describe_value(value)}"
+        )
+    return value
 
 
 def describe_value(value: Any) -> str:

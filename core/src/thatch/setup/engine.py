@@ -10,6 +10,10 @@ The flow for one harness and scope::
 ``--uninstall`` is :func:`plan_uninstall` (for ``--dry-run``) or
 :func:`uninstall`. Plan and apply one target at a time: :func:`apply`
 refuses a plan whose files changed since it was made.
+
+A whole file several installations want (the Claude Code skills every
+project setup writes) stays until the last of them is uninstalled; see
+:mod:`thatch.setup.manifest`.
 """
 
 from __future__ import annotations
@@ -75,8 +79,17 @@ def scope_key(context: SetupContext) -> str:
 
 
 def installed(state_dir: Path, target: str, scope: str) -> Installation | None:
-    """What the manifest says ``target`` installed in ``scope`` (None: nothing)."""
-    return manifest.load(state_dir).get(manifest.manifest_key(target, scope))
+    """What the manifest says ``target`` installed in ``scope`` (None: nothing).
+
+    Its ``co_owners`` name the whole files other installations own too, which
+    :func:`plan` leaves in place when this one no longer wants them.
+    """
+    installs = manifest.load(state_dir)
+    key = manifest.manifest_key(target, scope)
+    install = installs.get(key)
+    if install is None:
+        return None
+    return attrs.evolve(install, co_owners=manifest.co_owners(installs, key))
 
 
 def status(state_dir: Path) -> list[Installation]:
@@ -125,6 +138,10 @@ def apply(
     to ``state_dir/setup-backups/<time>/<the file's absolute path>``. Writes
     are atomic and keep the file's mode. The manifest is updated even when a
     write fails half way, so what was done can still be undone.
+
+    A whole file another installation owns already is thatch's, not the
+    user's: it is not backed up, and its record takes over the first
+    owner's origin (:func:`~thatch.setup.manifest.join`).
     """
     state_dir = Path(state_dir)
     installs = manifest.load(state_dir)  # a broken manifest stops us before any write
@@ -134,6 +151,7 @@ def apply(
                 f"{edit.path} changed after thatch setup planned its edits; run it again"
             )
     key = manifest.manifest_key(target, scope_key)
+    edits = [_joined(edit, installs, key) for edit in edits]
     records: dict[Path, FileRecord | None] = {edit.path: edit.before for edit in edits}
     done = _Done()
     try:
@@ -161,6 +179,16 @@ def apply(
         removed_dirs=tuple(done.removed_dirs),
         notes=tuple(note for edit in edits for note in edit.notes),
     )
+
+
+def _joined(edit: FileEdit, installs: dict[str, Installation], key: str) -> FileEdit:
+    """``edit`` with the origin of a whole file other installations own already."""
+    if edit.record is None:
+        return edit
+    record = manifest.join(edit.record, installs, key)
+    if record == edit.record:
+        return edit
+    return attrs.evolve(edit, record=record, backup_first=False)
 
 
 @attrs.define
@@ -203,16 +231,18 @@ def _record(
     scope: str,
     records: dict[Path, FileRecord | None],
 ) -> None:
-    """Store the installation's records (dropping it when nothing is left), if they changed."""
+    """Store the installation's records (dropping it when nothing is left), if they changed.
+
+    The other owners of its whole files take their new content hash.
+    """
     kept = tuple(record for record in records.values() if record is not None)
+    updated = dict(installs)
     old = installs.get(key)
     if not kept:
-        if old is None:
-            return
-        del installs[key]
-    else:
-        if old is not None and old.files == kept:
-            return
+        updated.pop(key, None)
+    elif old is None or old.files != kept:
         stamp = datetime.now(UTC).isoformat(timespec="seconds")
-        installs[key] = Installation(target=target, scope=scope, files=kept, updated=stamp)
-    manifest.save(state_dir, installs)
+        updated[key] = Installation(target=target, scope=scope, files=kept, updated=stamp)
+    updated = manifest.share_content(updated, key)
+    if updated != installs:
+        manifest.save(state_dir, updated)

@@ -5,10 +5,14 @@ trailing commas are allowed (opencode.jsonc, and users comment their .json
 files too). :func:`parse` returns the value together with the character
 span of each object, array, member and item, so :mod:`thatch.setup.edits`
 can change one member while every other byte stays as the user wrote it.
+
+Some harnesses read their files as strict JSON and ignore one with a
+comment or a trailing comma (Claude Code); :func:`leniencies` finds those.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from typing import Any, Literal
@@ -45,7 +49,7 @@ class JsoncError(InvalidInputError):
 
     def __init__(self, source: str, text: str, pos: int, problem: str) -> None:
         self.source = source
-        self.line = text.count("\n", 0, pos) + 1
+        self.line = _line(text, pos)
         self.column = pos - (text.rfind("\n", 0, pos) + 1) + 1
         super().__init__(f"{source} line {self.line} column {self.column}: {problem}; {_FIX}")
 
@@ -114,6 +118,64 @@ def _unexpected(text: str, pos: int) -> str:
     if text.startswith("/*", pos):
         return "a /* comment is not closed with */"
     return f"unexpected character {text[pos]!r}"
+
+
+@attrs.frozen
+class Leniency:
+    """Something JSONC allows and strict JSON does not, and the line it is on."""
+
+    kind: Literal["comment", "trailing comma"]
+    line: int
+
+
+def leniencies(text: str, source: str) -> list[Leniency]:
+    """The comments and trailing commas of ``text``, in text order.
+
+    Raises :class:`JsoncError` when ``text`` does not even tokenize.
+    """
+    found = []
+    significant = [token for token in tokens(text, source) if token.kind != "comment"]
+    for token in tokens(text, source):
+        if token.kind == "comment":
+            found.append(Leniency("comment", _line(text, token.start)))
+    for token, after in itertools.pairwise(significant):
+        if token.kind == "," and after.kind in ("}", "]"):
+            found.append(Leniency("trailing comma", _line(text, token.start)))
+    return sorted(found, key=lambda leniency: leniency.line)
+
+
+class StrictJsonError(InvalidInputError):
+    """A file its reader takes as strict JSON has comments or trailing commas."""
+
+    def __init__(self, source: str, found: list[Leniency], reader: str) -> None:
+        self.source = source
+        self.found = tuple(found)
+        kinds = [
+            _at_lines(kind, [item.line for item in found if item.kind == kind])
+            for kind in ("comment", "trailing comma")
+        ]
+        has = " and ".join(kind for kind in kinds if kind)
+        super().__init__(
+            f"{source} has {has}; {reader} reads this file as strict JSON and ignores it "
+            f"whole when it has them (your own settings in it too); remove them and run "
+            "thatch setup again (nothing was changed)"
+        )
+
+
+def _at_lines(kind: str, lines: list[int]) -> str:
+    """``a comment at line 3``, ``comments at lines 3, 8 and 9``; "" for none."""
+    if not lines:
+        return ""
+    what = f"a {kind}" if len(lines) == 1 else f"{kind}s"
+    unique = sorted(set(lines))
+    if len(unique) == 1:
+        return f"{what} at line {unique[0]}"
+    shown = [str(line) for line in unique[:5]] + (["more"] if len(unique) > 5 else [])
+    return f"{what} at lines {', '.join(shown[:-1])} and {shown[-1]}"
+
+
+def _line(text: str, pos: int) -> int:
+    return text.count("\n", 0, pos) + 1
 
 
 def parse(text: str, source: str) -> Node | None:

@@ -5,6 +5,14 @@ One JSON file, ``STATE_DIR/setup-manifest.json``, holds one
 Each lists, per file, the JSON members and list items thatch added, its
 Markdown blocks, the whole files it owns, whether thatch created the file
 and which folders, and where the file's backup is.
+
+Whole files may be shared: every Claude Code project setup owns the same
+skills under ``~/.claude/skills``. Each installation that wants such a file
+records it, all with the same origin (what was there before thatch: the
+first owner's ``created``, ``backup`` and ``replaced``, taken over by
+:func:`join`) and the same content hash (:func:`share_content`), so the file
+stays until the last of them goes (:func:`co_owners`), which then undoes it
+exactly as the first would have.
 """
 
 from __future__ import annotations
@@ -101,6 +109,10 @@ class Installation:
     files: tuple[FileRecord, ...] = ()
     #: When it last changed (ISO 8601, UTC).
     updated: str = ""
+    #: The whole files of this installation that others own too, with their
+    #: manifest keys: taking one back leaves it to them. Filled in by
+    #: :func:`thatch.setup.engine.installed`; never written to the manifest.
+    co_owners: Mapping[Path, tuple[str, ...]] = attrs.field(factory=dict, eq=False, repr=False)
 
     @property
     def key(self) -> str:
@@ -110,6 +122,84 @@ class Installation:
 def manifest_key(target: str, scope: str) -> str:
     """The manifest's key for a harness and scope: ``claude:project:/abs/dir``."""
     return f"{target}:{scope}"
+
+
+def co_owners(installs: Mapping[str, Installation], key: str) -> dict[Path, tuple[str, ...]]:
+    """Each whole file installation ``key`` owns that others own too, with their keys."""
+    mine = installs.get(key)
+    if mine is None:
+        return {}
+    owners = _owners(installs, exclude=key)
+    return {
+        record.path: owners[record.path]
+        for record in mine.files
+        if record.owned is not None and record.path in owners
+    }
+
+
+def join(record: FileRecord, installs: Mapping[str, Installation], key: str) -> FileRecord:
+    """``record`` of installation ``key``, given the origin of a whole file others own already.
+
+    What was there before thatch is what the first owner saw; this setup
+    only saw thatch's file. Folders either created stay listed.
+    """
+    if record.owned is None:
+        return record
+    for other_key in sorted(installs):
+        if other_key == key:
+            continue
+        for other in installs[other_key].files:
+            if other.path == record.path and other.owned is not None:
+                return attrs.evolve(
+                    record,
+                    created=other.created,
+                    created_dirs=tuple(dict.fromkeys([*other.created_dirs, *record.created_dirs])),
+                    backup=other.backup,
+                    owned=attrs.evolve(record.owned, replaced=other.owned.replaced),
+                )
+    return record
+
+
+def share_content(installs: Mapping[str, Installation], key: str) -> dict[str, Installation]:
+    """``installs`` with the other owners of ``key``'s whole files holding its content hash.
+
+    A newer setup rewrote the shared file; every owner now owns that text,
+    so whichever goes last still recognises it as thatch's.
+    """
+    mine = installs.get(key)
+    written = {r.path: r.owned for r in mine.files if r.owned is not None} if mine else {}
+    shared = dict(installs)
+    for other_key, install in installs.items():
+        if other_key == key:
+            continue
+        files = tuple(
+            attrs.evolve(
+                record,
+                owned=attrs.evolve(
+                    record.owned,
+                    sha256=written[record.path].sha256,
+                    executable=written[record.path].executable,
+                ),
+            )
+            if record.owned is not None and record.path in written
+            else record
+            for record in install.files
+        )
+        if files != install.files:
+            shared[other_key] = attrs.evolve(install, files=files)
+    return shared
+
+
+def _owners(installs: Mapping[str, Installation], *, exclude: str) -> dict[Path, tuple[str, ...]]:
+    """Who owns each whole file, by manifest key, leaving out ``exclude``."""
+    owners: dict[Path, list[str]] = {}
+    for key in sorted(installs):
+        if key == exclude:
+            continue
+        for record in installs[key].files:
+            if record.owned is not None:
+                owners.setdefault(record.path, []).append(key)
+    return {path: tuple(keys) for path, keys in owners.items()}
 
 
 def path_of(state_dir: Path) -> Path:

@@ -68,6 +68,10 @@ class JsonEntry:
     path: Path
     keys: tuple[str, ...]
     value: Any
+    #: Who reads the file as strict JSON (``"Claude Code"``) and ignores it
+    #: whole when it has comments or trailing commas; setup then refuses to
+    #: edit such a file, naming this reader. None: comments are fine (JSONC).
+    strict_for: str | None = None
 
 
 @attrs.frozen
@@ -81,6 +85,8 @@ class JsonListItem:
     path: Path
     keys: tuple[str, ...]
     item: Any
+    #: As :attr:`JsonEntry.strict_for`.
+    strict_for: str | None = None
 
 
 @attrs.frozen

@@ -69,15 +69,22 @@ def plan(changes: Sequence[Change], installed: Installation | None = None) -> li
     for change in changes:
         wanted.setdefault(_absolute(change.path), []).append(change)
     before = {_absolute(record.path): record for record in installed.files} if installed else {}
+    # Whole files other installations own too: given up, not taken back.
+    shared = installed.co_owners if installed else {}
     order = [*wanted, *(path for path in before if path not in wanted)]
-    return [_plan_file(path, wanted.get(path, []), before.get(path)) for path in order]
+    return [
+        _plan_file(path, wanted.get(path, []), before.get(path), shared.get(path, ()))
+        for path in order
+    ]
 
 
 def _absolute(path: Path) -> Path:
     return Path(os.path.abspath(path))
 
 
-def _plan_file(path: Path, changes: list[Change], before: FileRecord | None) -> FileEdit:
+def _plan_file(
+    path: Path, changes: list[Change], before: FileRecord | None, co_owners: tuple[str, ...]
+) -> FileEdit:
     kinds = {_KIND[type(change)] for change in changes}
     if before is not None:
         kinds |= _recorded_kinds(before)
@@ -92,7 +99,7 @@ def _plan_file(path: Path, changes: list[Change], before: FileRecord | None) -> 
         return _plan_json(path, changes, before, current)
     if kind == "text block":
         return _plan_text(path, changes, before, current)
-    return _plan_owned(path, changes, before, current)
+    return _plan_owned(path, changes, before, current, co_owners)
 
 
 _KIND = {JsonEntry: "JSON", JsonListItem: "JSON", TextBlock: "text block", OwnedFile: "whole-file"}
@@ -118,6 +125,7 @@ def _plan_json(
     source = str(path)
     text = current.text or ""
     jsonc.parse(text, source)  # refuse a broken file before anything else
+    _refuse_lenient(text, source, changes)
     created: list[KeyPath] = list(before.created_keys) if before else []
     old_entries = {record.keys: record for record in before.entries} if before else {}
     old_items = {(r.keys, canonical(r.item)): r for r in before.items} if before else {}
@@ -171,6 +179,22 @@ def _plan_json(
         items=tuple(items.values()),
         created_keys=still,
     )
+
+
+def _refuse_lenient(text: str, source: str, changes: list[Change]) -> None:
+    """Refuse to edit a file its reader ignores for its comments or trailing commas.
+
+    Editing it would report success while the harness still reads nothing
+    from it, thatch's entries and the user's own alike.
+    """
+    readers = [
+        change.strict_for
+        for change in changes
+        if isinstance(change, JsonEntry | JsonListItem) and change.strict_for
+    ]
+    found = jsonc.leniencies(text, source) if readers else []
+    if found:
+        raise jsonc.StrictJsonError(source, found, readers[0])
 
 
 def _index_of(node: jsonc.Node, wanted: str) -> int | None:
@@ -248,7 +272,11 @@ def _plan_text(
 
 
 def _plan_owned(
-    path: Path, changes: list[Change], before: FileRecord | None, current: files.Current
+    path: Path,
+    changes: list[Change],
+    before: FileRecord | None,
+    current: files.Current,
+    co_owners: tuple[str, ...] = (),
 ) -> FileEdit:
     contents = {change.content for change in changes if isinstance(change, OwnedFile)}
     if len(contents) > 1:
@@ -263,7 +291,24 @@ def _plan_owned(
         replaced = before.owned.replaced if before and before.owned else current.text is not None
         owned = OwnedRecord(files.sha256(change.content), change.executable, replaced)
         return _finish(path, current, change.content, before, [], mode=mode, owned=owned)
+    if co_owners:
+        return _release(path, before, current, co_owners)
     return _undo_owned(path, before, current)
+
+
+def _release(
+    path: Path, before: FileRecord | None, current: files.Current, co_owners: tuple[str, ...]
+) -> FileEdit:
+    """Give up this installation's claim on a file others still own: it stays as it is."""
+    return FileEdit(
+        path=path,
+        old=current.text,
+        new=current.text,
+        old_mode=current.mode,
+        before=before,
+        record=None,
+        notes=(f"{path}: kept, still used by {', '.join(co_owners)}",),
+    )
 
 
 def _undo_owned(path: Path, before: FileRecord | None, current: files.Current) -> FileEdit:

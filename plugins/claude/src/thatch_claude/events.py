@@ -3,22 +3,37 @@
 The event name on the command line decides the kind; the payload gives the
 session, the folder and what the event carries:
 
-=================  ===============  ==========================================
-Claude Code event  core kind        from the payload
-=================  ===============  ==========================================
-SessionStart       session_start    ``source`` (startup, resume, clear, compact)
-UserPromptSubmit   prompt           ``prompt``
-PostToolUse        tool_use         one call: ``tool_name``, ``tool_input``,
-                                    ``tool_response``, ``tool_use_id``
-PostToolBatch      tool_use         ``tool_calls[]``, each shaped like the above
-Stop               stop
-SubagentStop       subagent_stop
-PreCompact         compact          ``trigger`` (manual, auto) as ``source``
-SessionEnd         session_end      ``reason`` as ``source``
-=================  ===============  ==========================================
+==================  ===============  ==========================================
+Claude Code event   core kind        from the payload
+==================  ===============  ==========================================
+SessionStart        session_start    ``source`` (startup, resume, clear, compact)
+UserPromptSubmit    prompt           ``prompt``
+PostToolUse         tool_use         one call: ``tool_name``, ``tool_input``,
+                                     ``tool_response``, ``tool_use_id``
+PostToolUseFailure  tool_use         one failed call: ``tool_name``,
+                                     ``tool_input``, ``tool_use_id``, ``error``
+                                     (the failure message), ``is_interrupt``
+PostToolBatch       tool_use         ``tool_calls[]``, each shaped like
+                                     PostToolUse's, less those a failure
+                                     event reported (below)
+Stop                stop
+SubagentStop        subagent_stop
+PreCompact          compact          ``trigger`` (manual, auto) as ``source``
+SessionEnd          session_end      ``reason`` as ``source``
+==================  ===============  ==========================================
 
 Every payload has ``session_id`` and ``cwd``; a malformed field raises
 :class:`~thatch.errors.InvalidInputError` naming it.
+
+A failed call is reported twice
+-------------------------------
+Claude Code fires PostToolUse for successful calls only. A failed one fires
+PostToolUseFailure, whose event carries the call with ``failed``, ``error``
+and ``interrupted`` set; the turn's PostToolBatch then lists it again, its
+``tool_response`` being the error text and nothing marking it failed. Given
+a :class:`~thatch_claude.failures.ReportedFailures`, the batch's event
+leaves out the calls a failure event already carried, so each call reaches
+core once (see :mod:`thatch_claude.failures`).
 
 Cursor runs Claude Code hooks too
 ---------------------------------
@@ -54,12 +69,14 @@ from thatch.events import Event, EventKind, ToolCall, shared_identity
 from thatch.payloads import first_root, optional_text, text_field, tool_call
 
 from thatch_claude import HARNESS
+from thatch_claude.failures import ReportedFailures
 
 #: Each Claude Code hook event thatch understands, and the core kind it becomes.
 EVENT_KINDS: Mapping[str, EventKind] = {
     "SessionStart": "session_start",
     "UserPromptSubmit": "prompt",
     "PostToolUse": "tool_use",
+    "PostToolUseFailure": "tool_use",
     "PostToolBatch": "tool_use",
     "Stop": "stop",
     "SubagentStop": "subagent_stop",
@@ -78,13 +95,18 @@ SOURCE_FIELDS: Mapping[str, str] = {
 CURSOR_FIELDS = ("conversation_id", "cursor_version")
 
 
-def parse_event(hook_event: str, payload: Mapping[str, Any]) -> Event:
+def parse_event(
+    hook_event: str, payload: Mapping[str, Any], failures: ReportedFailures | None = None
+) -> Event:
     """The core event for one Claude Code hook payload.
 
     :param hook_event: the Claude Code event name from the command line
         (``UserPromptSubmit``); it decides the kind, since Cursor may name
         the event differently in the payload.
     :param payload: the JSON object the harness wrote to the hook's stdin.
+    :param failures: the failure events seen so far, noted and used to leave
+        their calls out of the batch that repeats them (None: every call is
+        kept, and nothing is noted).
     :raises InvalidInputError: the event is unknown or a field is malformed;
         the message names the field.
     """
@@ -102,6 +124,13 @@ def parse_event(hook_event: str, payload: Mapping[str, Any]) -> Event:
         payload, "conversation_id" if "conversation_id" in payload else "session_id"
     )
     calls = _tool_calls(hook_event, payload)
+    if failures is not None and not from_cursor:
+        # Only Claude Code repeats a failure in its batch; Cursor's repeats
+        # are caught by identity.
+        if hook_event == "PostToolUseFailure":
+            failures.note(session_id, calls)
+        elif hook_event == "PostToolBatch":
+            calls = failures.not_reported(session_id, calls)
     fields: dict[str, Any] = {"tool_calls": calls}
     if kind == "prompt":
         fields["prompt"] = text_field(payload, "prompt", allow_empty=True)
@@ -151,8 +180,9 @@ def cursor_identity(
 
 
 def _tool_calls(hook_event: str, payload: Mapping[str, Any]) -> tuple[ToolCall, ...]:
-    if hook_event == "PostToolUse":
-        return (tool_call(payload, ""),)
+    if hook_event in ("PostToolUse", "PostToolUseFailure"):
+        # A failure payload has no tool_response; its error is the message.
+        return (tool_call(payload, "", failed=hook_event == "PostToolUseFailure"),)
     if hook_event != "PostToolBatch":
         return ()
     calls = payload.get("tool_calls")

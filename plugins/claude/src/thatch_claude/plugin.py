@@ -25,8 +25,9 @@ def thatch_parse_event(harness: str, hook_event: str, payload: Mapping[str, Any]
     if harness != HARNESS:
         return None
     from thatch_claude.events import parse_event
+    from thatch_claude.failures import REPORTED
 
-    return parse_event(hook_event, payload)
+    return parse_event(hook_event, payload, REPORTED)
 
 
 @hookimpl
