@@ -36,7 +36,7 @@ def test_a_created_preference_fires_on_a_related_prompt_only(thatch: Runner) -> 
     block = thatch("predictions", "query", "Write a function to parse a JSON config file").stdout
     assert block.splitlines()[0] == "[thatch] User decision model"
     assert "[0.50 conf, 0 tests]" in block
-    assert "you may prefer handle error cases before the happy path" in block
+    assert 'you may prefer "handle error cases before the happy path"' in block
     hits = as_json(
         thatch("predictions", "query", "Write a function to parse a JSON config file", "--json")
     )
@@ -61,7 +61,9 @@ def test_near_duplicate_wording_links_without_moving_confidence(thatch: Runner) 
     assert confirmed["outcome"] == "reinforced"
     assert confirmed["confidence"] == pytest.approx(0.5833, abs=1e-4)
     block = thatch("predictions", "query", "Write a function to parse a JSON config file").stdout
-    assert "[0.58 conf, 1 test] When writing a function that parses input: you tend to" in block
+    assert (
+        "[0.58 conf, 1 test] When writing a function that parses input: you tend to choose" in block
+    )
 
 
 def test_delete_removes_links_and_provenance(thatch: Runner) -> None:

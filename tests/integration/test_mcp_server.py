@@ -1,4 +1,4 @@
-"""``thatch mcp --in-process`` driven by the official MCP client over stdio.
+"""``thatch mcp`` driven by the official MCP client over stdio, and what it loads to start.
 
 One server start (the real model loads once) serves the whole sequence:
 every tool is listed with its annotations and called successfully, and bad
@@ -8,6 +8,8 @@ arguments come back as error results that name the argument.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -203,3 +205,73 @@ def test_every_tool_through_a_real_mcp_client(home: Path, tmp_path: Path, mode: 
         assert client.running() is (mode == "daemon")
     finally:
         client.stop()
+
+
+#: Modules only the tools or other commands need; ``thatch mcp`` answers
+#: ``initialize`` without them (the setup check of a known harness loads the
+#: plugins, and with them the storage layer, so that case lists fewer).
+LAZY = {
+    None: {
+        "thatch.cli.parser",
+        "thatch.tools.registry",
+        "thatch.api",
+        "thatch.decisions.engine",
+        "cattrs",
+        "numpy",
+    },
+    "claude": {"thatch.cli.parser", "thatch.tools.registry", "numpy"},
+}
+
+#: The console script's entry with no daemon to reach (``initialize`` never
+#: needs one); the modules loaded by then go to stderr when stdin closes.
+SERVE_AND_REPORT = """
+import atexit, json, sys
+from thatch.daemon.client import DaemonClient
+
+DaemonClient.ensure_running = lambda self, *args, **kwargs: None
+atexit.register(lambda: print(json.dumps(sorted(sys.modules)), file=sys.stderr))
+sys.argv = ["thatch", "mcp"]
+from thatch.cli import console_main
+console_main()
+"""
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "test", "version": "1"},
+    },
+}
+
+
+@pytest.mark.parametrize("harness", [None, "claude"])
+def test_initialize_is_answered_before_the_tools_load(
+    home: Path, tmp_path: Path, harness: str | None
+) -> None:
+    env = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith(("THATCH_", "CLAUDE", "CURSOR_", "OPENCODE"))
+    }
+    env.update({"THATCH_HOME": str(home), "HOME": str(tmp_path)})
+    if harness:
+        env["THATCH_HARNESS"] = harness
+    done = subprocess.run(
+        [sys.executable, "-c", SERVE_AND_REPORT],
+        input=json.dumps(INITIALIZE) + "\n",
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=60,
+        check=True,
+    )
+    answer = json.loads(done.stdout.splitlines()[0])
+    assert answer["result"]["serverInfo"]["name"] == "thatch"
+    assert "memory_recall" in answer["result"]["instructions"]
+    loaded = set(json.loads(done.stderr.splitlines()[-1]))
+    assert "mcp.server.lowlevel" in loaded
+    assert loaded & LAZY[harness] == set()

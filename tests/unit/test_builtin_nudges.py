@@ -206,7 +206,7 @@ def test_decision_nudge_shows_the_block_and_logs_the_fire_when_delivered(
     nudge = nudges[0]
     assert (nudge.source, nudge.tier, nudge.priority) == ("decisions", 2, 60)
     assert nudge.text.startswith(DECISION_HEADER)
-    assert "When writing a parser: you may prefer handle errors first" in nudge.text
+    assert 'When writing a parser: you may prefer "handle errors first"' in nudge.text
     assert "issue number" not in nudge.text
     # The fire is logged only once the nudge is delivered.
     assert th.storage.fires() == []

@@ -2,9 +2,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
 from thatch.decisions.engine import PredictionHit
 from thatch.decisions.models import Matcher, Prediction
-from thatch.decisions.nudge import HEADER, INSTRUCTIONS, format_block
+from thatch.decisions.nudge import HEADER, format_block, line
 
 NOW = datetime(2026, 11, 30, tzinfo=UTC)
 
@@ -48,17 +49,35 @@ def test_block_matches_the_documented_format() -> None:
     assert block.splitlines() == [
         HEADER,
         "- [0.72 conf, 4 tests] When reviewing a PR with old tech debt: "
-        "you tend to skip it unless it blocks the change",
-        "- [0.50 conf, 0 tests] When the debt is a flaky test: you may prefer fixing it",
+        'you tend to choose "skip it unless it blocks the change"',
+        '- [0.50 conf, 0 tests] When the debt is a flaky test: you may prefer "fixing it"',
     ]
 
 
 def test_singular_test_and_acronyms_kept() -> None:
-    line = format_block([_hit("CI is red", "Rerun once before digging in", 0.58, 1)])
-    assert "[0.58 conf, 1 test] When CI is red: you tend to rerun once" in line
+    text = format_block([_hit("CI is red", "Rerun once before digging in", 0.58, 1)])
+    assert '[0.58 conf, 1 test] When CI is red: you tend to choose "rerun once' in text
 
 
-def test_nothing_fired_is_empty_and_instructions_say_how_to_use_it() -> None:
+@pytest.mark.parametrize(
+    "statement",
+    ["write the ledger test first", "Writing the test first.", "test_<module>.py", "pytest -x"],
+)
+def test_any_statement_reads_as_a_quoted_choice(statement: str) -> None:
+    # A bare verb after "you may prefer" read "you may prefer write the ledger test first".
+    untested = line(0.4, 0, "Adding a feature", statement)
+    tested = line(0.8, 3, "Adding a feature", statement)
+    quoted = statement.rstrip(".")
+    quoted = quoted[0].lower() + quoted[1:]
+    assert untested.endswith(f'When adding a feature: you may prefer "{quoted}"')
+    assert tested.endswith(f'When adding a feature: you tend to choose "{quoted}"')
+
+
+def test_quotes_in_a_statement_do_not_end_the_quotation() -> None:
+    assert line(0.8, 2, "Running tests", 'use "uv run pytest"').endswith(
+        "you tend to choose \"use 'uv run pytest'\""
+    )
+
+
+def test_nothing_fired_is_empty() -> None:
     assert format_block([]) == ""
-    assert "prediction_update" in INSTRUCTIONS
-    assert "ask" in INSTRUCTIONS

@@ -185,7 +185,8 @@ def test_decision_nudge_uses_the_documented_block() -> None:
     lines = nudge.text.splitlines()
     assert lines[0] == DECISION_HEADER
     assert (
-        lines[1] == "- [0.75 conf, 2 tests] When writing a parser: you tend to handle errors first"
+        lines[1] == "- [0.75 conf, 2 tests] When writing a parser: "
+        'you tend to choose "handle errors first"'
     )
     assert len(lines) == 4
     assert (nudge.tier, nudge.priority, nudge.source) == (2, 60, "decisions")

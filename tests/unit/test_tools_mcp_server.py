@@ -11,18 +11,26 @@ import pytest
 import thatch
 import thatch_sqlite.plugin
 from mcp import Client
+from thatch import agent_instructions
 from thatch.config import Config
 from thatch.daemon.client import DaemonBackend, DaemonClient, DaemonUnavailableError
-from thatch.decisions.nudge import INSTRUCTIONS as DECISION_INSTRUCTIONS
 from thatch.mcp_server import (
     InProcessBackend,
+    ServerArgs,
     ToolBackend,
     build_server,
     make_backend,
+    parse_args,
     project_env,
+    server_instructions,
+    setup_check,
     structured,
 )
+from thatch.plugins import Plugins
 from thatch.runtime import Runtime
+from thatch.setup import notice as setup_notice
+from thatch.setup.model import SetupContext
+from thatch.setup.notice import SetupCheck, check
 from thatch.testing import plugins_with
 from thatch.tools import ToolRegistry
 
@@ -128,10 +136,88 @@ def test_a_backend_failure_is_an_error_result_not_a_crash(caplog: pytest.LogCapt
 def test_the_server_introduces_itself_with_instructions() -> None:
     server = build_server(FakeBackend({}))
     assert (server.name, server.version) == ("thatch", thatch.__version__)
-    assert server.instructions is not None
-    assert "memory_recall" in server.instructions
-    assert "extraction_done" in server.instructions
-    assert DECISION_INSTRUCTIONS in server.instructions
+    assert server.instructions == agent_instructions.instructions()
+    assert build_server(FakeBackend({}), instructions="short").instructions == "short"
+
+
+def test_the_setup_notice_comes_before_the_instructions() -> None:
+    broken = SetupCheck("cursor", "thatch: the Cursor setup is incomplete", None)
+    assert server_instructions(broken) == (
+        f"thatch: the Cursor setup is incomplete\n\n{agent_instructions.instructions()}"
+    )
+    set_up = SetupCheck("cursor", "", "project")
+    assert server_instructions(set_up) == agent_instructions.POINTER
+
+
+def test_a_setup_check_that_fails_leaves_the_whole_instructions(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def broken(home: str | None, environ: object) -> SetupCheck:
+        raise RuntimeError("unreadable settings")
+
+    monkeypatch.setattr(setup_notice, "check", broken)
+    check = setup_check(None, {"THATCH_HARNESS": "cursor"})
+    assert check == SetupCheck("cursor", "", None)
+    assert server_instructions(check) == agent_instructions.instructions()
+    assert "could not check the harness setup" in caplog.text
+
+
+class FakeTarget:
+    """A harness whose setup has a problem in the scopes listed in ``broken``."""
+
+    name = "cursor"
+    title = "Cursor"
+
+    def __init__(self, broken: set[str]) -> None:
+        self.broken = broken
+
+    def problems(self, context: SetupContext) -> list[str]:
+        return [f"the {context.scope} setup lacks a rule"] if context.scope in self.broken else []
+
+
+@pytest.mark.parametrize(
+    ("broken", "scope"),
+    [(set(), "project"), ({"project"}, "global"), ({"project", "global"}, None)],
+)
+def test_the_setup_check_names_the_first_complete_scope(
+    monkeypatch: pytest.MonkeyPatch, home: Path, broken: set[str], scope: str | None
+) -> None:
+    class Loaded:
+        def setup_targets(self) -> list[FakeTarget]:
+            return [FakeTarget(broken)]
+
+    monkeypatch.setattr(Plugins, "load", classmethod(lambda cls, config, environ=None: Loaded()))
+    found = check(str(home), {"THATCH_HARNESS": "cursor", "HOME": str(home)})
+    assert (found.harness, found.complete_scope) == ("cursor", scope)
+    if scope is None:
+        # Either complete scope would do, so the notice lists the project's problems.
+        assert "- the project setup lacks a rule\n" in found.notice
+        assert "thatch setup --cursor" in found.notice
+    else:
+        assert found.notice == ""
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["mcp"], ServerArgs()),
+        (["mcp", "--in-process"], ServerArgs(in_process=True)),
+        (["--home", "/h", "mcp"], ServerArgs(home="/h")),
+        (["mcp", "--home=/h", "--in-process"], ServerArgs(home="/h", in_process=True)),
+        # argparse's to answer: help, errors, other commands.
+        (["mcp", "--help"], None),
+        (["--in-process", "mcp"], None),
+        (["mcp", "--home"], None),
+        (["mcp", "mcp"], None),
+        (["mcp", "--in-proc"], None),
+        (["search", "mcp"], None),
+        ([], None),
+    ],
+)
+def test_the_fast_path_reads_only_plain_mcp_command_lines(
+    argv: list[str], expected: ServerArgs | None
+) -> None:
+    assert parse_args(argv) == expected
 
 
 @pytest.mark.parametrize(

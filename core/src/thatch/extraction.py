@@ -3,8 +3,9 @@
 Every tool call a session makes (thatch's own excepted) is queued, redacted
 and truncated, by :func:`interactions_from`. On the next prompt,
 :func:`extraction_nudge` shows the queue to the agent with the instruction
-to save durable facts (the ``thatch-fact-extractor`` skill) and call
-``extraction_done``; each prompt it is ignored, the nudge gets louder.
+to save durable facts (the steps themselves, so any harness's agent can
+follow them) and call ``extraction_done``; each prompt it is ignored, the
+nudge gets louder.
 """
 
 from __future__ import annotations
@@ -15,13 +16,12 @@ from typing import Any
 
 import attrs
 
-from thatch.events import Event
+from thatch.events import Event, ToolCall
 from thatch.nudges.model import Nudge
 from thatch.redact import redact
 from thatch.sessions.models import Interaction, NewInteraction
 
 __all__ = [
-    "EXTRACTION_SKILL",
     "MIN_ITEM_CHARS",
     "THATCH_TOOL_NAMES",
     "ExtractionNudge",
@@ -29,6 +29,7 @@ __all__ = [
     "extraction_nudge",
     "interactions_from",
     "is_thatch_tool",
+    "outcome",
     "truncate",
 ]
 
@@ -50,9 +51,6 @@ THATCH_TOOL_NAMES: tuple[str, ...] = (
     "prediction_list",
     "prediction_delete",
 )
-
-#: The skill that tells the agent how to turn interactions into memories.
-EXTRACTION_SKILL = "thatch-fact-extractor"
 
 #: The smallest room, in characters, an interaction gets in the nudge; with
 #: less, fewer interactions are shown (the rest wait for a later nudge).
@@ -89,19 +87,38 @@ def interactions_from(
 
     Inputs and responses become text (JSON for structured values), are
     redacted, and are cut to ``max_input`` / ``max_response`` characters,
-    keeping the head and the tail.
+    keeping the head and the tail. A failed call's response starts with
+    its error (see :func:`outcome`).
     """
     return [
         NewInteraction(
             tool_name=call.name,
             tool_input=_clean(call.input, max_input),
-            tool_response=_clean(salient(call.response), max_response),
+            tool_response=_clean(outcome(call), max_response),
             call_id=call.call_id,
             failed=call.failed,
         )
         for call in event.tool_calls
         if not is_thatch_tool(call.name)
     ]
+
+
+def outcome(call: ToolCall) -> Any:
+    """What the call gave back: for a failed call, what went wrong first.
+
+    The error leads (``error: ...``, or ``interrupted by the user: ...``) so
+    that cutting a long response to size keeps it; output the failed call
+    still produced follows unless it only repeats the error.
+    """
+    output = salient(call.response)
+    if call.error is None and not call.interrupted:
+        return output
+    label = "interrupted by the user" if call.interrupted else "error"
+    head = f"{label}: {call.error}" if call.error else label
+    rest = _as_text(output)
+    if not rest.strip() or rest.strip() == (call.error or "").strip():
+        return head
+    return f"{head}\n{rest}"
 
 
 #: Fields of a structured tool response that hold what the tool produced.
@@ -221,7 +238,7 @@ def build_extraction_nudge(
 ) -> ExtractionNudge:
     """Build the tier-1 nudge that asks the agent to save what the queue taught.
 
-    The text is a header, the instruction (use the thatch-fact-extractor skill, save
+    The text is a header, the instruction (read the interactions, save
     with ``memory_remember``, then call ``extraction_done`` for this session)
     and the oldest interactions, numbered, cut so the whole text fits
     ``budget``. ``short_text`` is the header, instruction and count alone.
@@ -266,30 +283,32 @@ def _plural(count: int, word: str) -> str:
 def _lead(session_id: str, level: int, count: int, *, listed: bool) -> str:
     """Header and instruction, louder with each ignored nudge.
 
-    Tool names, the skill name and the session id stay as written even in
-    capitals: the agent must call them exactly.
+    Tool names and the session id stay as written even in capitals: the
+    agent must call them exactly.
     """
     interactions = _plural(count, "tool interaction")
     if level <= 0:
         header = f"[thatch] {interactions} from this session may hold knowledge worth keeping."
-        opening = "Use the "
+        opening = ""
         closing = "."
     else:
         be = "is" if count == 1 else "are"
         ignored = f"this request has been ignored for {_plural(level, 'prompt')}"
         if level == 1:
             header = f"[thatch] Reminder: {interactions} {be} still unsaved; {ignored}."
-            opening = "Before you answer, use the "
+            opening = "Before you answer: "
         else:
             header = f"[thatch] Action required: {interactions} {be} still unsaved; {ignored}."
-            opening = "Stop and do this first: use the "
+            opening = "Stop and do this first: "
         closing = ". This reminder repeats on every prompt until you do."
-    source = "read the interactions below" if listed else "review your recent tool calls"
+    # The steps themselves, not a skill's name: every harness's agent reads this.
+    source = "Read the interactions below" if listed else "Review your recent tool calls"
+    if level > 0:
+        source = source[0].lower() + source[1:]
     # (text, verbatim): verbatim parts are names the agent must type exactly.
     parts = [
         (header + "\n" + opening, False),
-        (EXTRACTION_SKILL, True),
-        (f" skill: {source}, save each durable fact about the project or the user with ", False),
+        (f"{source}, save each durable fact about the project or the user with ", False),
         ("memory_remember", True),
         (
             ", skip what is transient (one-off output, progress, what is already saved), "

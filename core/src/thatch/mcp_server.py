@@ -11,54 +11,66 @@ stdout carries only protocol messages; logs go to stderr and thatch's log file.
 
 from __future__ import annotations
 
-import argparse
 import functools
 import logging
 import os
 import sys
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import thatch
-from thatch.decisions.nudge import INSTRUCTIONS as DECISION_INSTRUCTIONS
-from thatch.errors import ThatchError
-from thatch.tools.registry import ToolOutcome, ToolRegistry
-from thatch.tools.spec import ToolContext
 
+# Only what answering ``initialize`` needs is imported at the top: a harness
+# waits for this server before its first turn. The tool registry, the
+# runtime and the SDK load where they are used.
 if TYPE_CHECKING:
+    import argparse
+
     from mcp.server.lowlevel import Server
 
     from thatch.runtime import Runtime
+    from thatch.setup.notice import SetupCheck
+    from thatch.tools.registry import ToolRegistry
 
 log = logging.getLogger("thatch")
 
 #: Environment variables that name the project; forwarded with every call.
 PROJECT_ENV = ("CLAUDE_PROJECT_DIR", "CURSOR_PROJECT_DIR")
 
-INSTRUCTIONS = (
-    """\
-thatch is this user's long-term memory, kept on their machine: facts about
-each project (one store per git repository, named 'owner/repo') and about
-the user (the 'global' store). Reads cover this project's store and global
-unless you name a store.
 
-- Before answering a question about this project or this user, and before a
-  decision that may have been settled earlier, call memory_recall with the topic.
-- When you learn something durable (a decision and its reason, a convention,
-  a build or test command, a pitfall, a preference the user states), save it
-  with memory_remember under a short, stable label; reuse the label to
-  correct it. Never save secrets or transient task state.
-- A prompt may carry a thatch extraction nudge listing recent tool activity:
-  save what is worth keeping with memory_remember, then call extraction_done
-  with the session id the nudge gives. The nudge grows more insistent until
-  you do.
-- When the session-start reminder reports hygiene problems, review them with
-  hygiene_report and find_duplicates, then archive, forget, merge or mark
-  checked as the user agrees.
+class ServerArgs(NamedTuple):
+    """``thatch mcp``'s options, as :func:`parse_args` reads them."""
 
-"""
-    + DECISION_INSTRUCTIONS
-)
+    home: str | None = None
+    in_process: bool = False
+
+
+def parse_args(argv: Sequence[str]) -> ServerArgs | None:
+    """``argv`` (without the program name) as ``thatch mcp``, or None for argparse.
+
+    The console script serves ``thatch mcp`` without building the whole
+    command line's parser, which imports every command's module. Only the
+    plain forms are read here: ``-h``, abbreviations, unknown options and
+    other commands return None, and argparse answers them.
+    """
+    home: str | None = None
+    in_process = False
+    seen_command = False
+    tokens = iter(argv)
+    for token in tokens:
+        if token == "--home":
+            home = next(tokens, None)
+            if home is None or home.startswith("-"):
+                return None
+        elif token.startswith("--home="):
+            home = token.partition("=")[2]
+        elif token == "--in-process" and seen_command:
+            in_process = True
+        elif token == "mcp" and not seen_command:
+            seen_command = True
+        else:
+            return None
+    return ServerArgs(home or None, in_process) if seen_command else None
 
 
 class ToolBackend(Protocol):
@@ -85,6 +97,8 @@ class InProcessBackend:
         app: Runtime | None = None,
         registry: ToolRegistry | None = None,
     ) -> None:
+        from thatch.tools.registry import ToolRegistry
+
         self._owns_app = app is None
         if app is None:
             from thatch.config import Config
@@ -102,6 +116,10 @@ class InProcessBackend:
     def call(
         self, name: str, arguments: dict[str, Any], cwd: str, env: dict[str, str]
     ) -> dict[str, Any]:
+        from thatch.errors import ThatchError
+        from thatch.tools.registry import ToolOutcome
+        from thatch.tools.spec import ToolContext
+
         try:
             project = self.app.project(cwd, env)
         except ThatchError as exc:
@@ -140,17 +158,19 @@ def build_server(
     *,
     cwd: str | None = None,
     environ: Mapping[str, str] | None = None,
-    notice: str = "",
+    instructions: str | None = None,
 ) -> Server[Any]:
     """The MCP server: tools listed by and called through ``backend``.
 
     ``cwd`` and ``environ`` (default: this process's) say where the caller's
-    project is. ``notice`` (a broken setup, say) is put before the
-    instructions the agent reads.
+    project is. ``instructions`` is what the client shows the agent (default:
+    the whole of :func:`thatch.agent_instructions.instructions`).
     """
     import anyio.to_thread
     from mcp import types
     from mcp.server.lowlevel import Server
+
+    from thatch import agent_instructions
 
     folder = cwd or os.getcwd()
     env = project_env(environ)
@@ -183,7 +203,7 @@ def build_server(
     return Server(
         "thatch",
         version=thatch.__version__,
-        instructions=f"{notice}\n\n{INSTRUCTIONS}" if notice else INSTRUCTIONS,
+        instructions=agent_instructions.instructions() if instructions is None else instructions,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
@@ -213,46 +233,53 @@ def make_backend(home: str | None, *, in_process: bool) -> ToolBackend:
     try:
         backend.client.ensure_running()
     except (ThatchError, OSError) as exc:
-        logging.getLogger("thatch").warning(
-            "the daemon is unavailable (%s); running tools in this process", exc
-        )
+        log.warning("the daemon is unavailable (%s); running tools in this process", exc)
         return InProcessBackend(home)
     return backend
 
 
-def main(args: argparse.Namespace) -> int:
+def main(args: argparse.Namespace | ServerArgs) -> int:
     """Run ``thatch mcp [--in-process]`` until the harness closes the connection."""
     import anyio
 
     home = getattr(args, "home", None)
     _configure_logging(home)
     backend = make_backend(home, in_process=bool(getattr(args, "in_process", False)))
-    notice = setup_notice(home)
-    if notice:
-        logging.getLogger("thatch").warning("%s", notice)
+    check = setup_check(home)
+    if check.notice:
+        log.warning("%s", check.notice)
     try:
-        anyio.run(serve, build_server(backend, notice=notice))
+        anyio.run(serve, build_server(backend, instructions=server_instructions(check)))
     finally:
         if isinstance(backend, InProcessBackend):
             backend.close()
     return 0
 
 
-def setup_notice(home: str | None, environ: Mapping[str, str] | None = None) -> str:
-    """What is missing or broken in the setup of the harness that started this server.
+def setup_check(home: str | None, environ: Mapping[str, str] | None = None) -> SetupCheck:
+    """The setup of the harness that started this server: what is missing, which scope works.
 
     The harness is named by ``THATCH_HARNESS`` (``thatch setup`` puts it in
-    the MCP registration) or recognised by its variables. Empty when all is
-    well, the harness is unknown, or checking fails: a notice must never
-    keep the server from starting.
+    the MCP registration) or recognised by its variables. A failed check
+    reports nothing and no complete scope: it must never keep the server
+    from starting, and the agent then gets the whole instructions.
     """
-    from thatch.setup.notice import notice_for
+    from thatch.setup.notice import SetupCheck, check, harness_of
 
+    env = os.environ if environ is None else environ
     try:
-        return notice_for(home, os.environ if environ is None else environ)
+        return check(home, env)
     except Exception:
-        logging.getLogger("thatch").exception("could not check the harness setup")
-        return ""
+        log.exception("could not check the harness setup")
+        return SetupCheck(harness_of(env), "", None)
+
+
+def server_instructions(check: SetupCheck) -> str:
+    """The instructions for the client: the setup notice first, then thatch's own."""
+    from thatch.agent_instructions import server_instructions as for_harness
+
+    text = for_harness(check.harness, check.complete_scope)
+    return f"{check.notice}\n\n{text}" if check.notice else text
 
 
 def _configure_logging(home: str | None) -> None:

@@ -11,18 +11,52 @@ import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (also used as the console script)."""
     from thatch.cli.parser import build_parser
-    from thatch.errors import ThatchError
 
     parser = build_parser()
     args = parser.parse_args(argv)
+    return _run(lambda: int(args.run(args) or 0))
+
+
+def console_main() -> None:
+    """Entry point of the console script.
+
+    Hook commands are answered before argparse or any heavy module loads:
+    they run on every prompt and tool call and must stay on the standard
+    library (see :mod:`thatch.hookcmd`). ``thatch mcp`` skips the full
+    parser too, which imports every command's module: a harness waits for
+    the server to answer before its first turn.
+    """
+    from thatch.hookcmd import main as hook_main
+
+    argv = sys.argv[1:]
+    status = hook_main(argv)
+    if status is None:
+        status = _mcp_main(argv)
+    sys.exit(main() if status is None else status)
+
+
+def _mcp_main(argv: list[str]) -> int | None:
+    """Serve ``thatch mcp`` if that is what ``argv`` asks for; None otherwise."""
+    from thatch import mcp_server
+
+    args = mcp_server.parse_args(argv)
+    if args is None:
+        return None
+    return _run(lambda: mcp_server.main(args))
+
+
+def _run(command: Callable[[], int]) -> int:
+    """Run one command: a user's error is one line on stderr and a non-zero status."""
+    from thatch.errors import ThatchError
+
     try:
-        status = int(args.run(args) or 0)
+        status = command()
     except ThatchError as exc:
         print(f"thatch: {exc}", file=sys.stderr)
         status = exc.exit_code
@@ -34,16 +68,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.close()
         status = 0
     return status
-
-
-def console_main() -> None:
-    """Entry point of the console script.
-
-    Hook commands are answered before argparse or any heavy module loads:
-    they run on every prompt and tool call and must stay on the standard
-    library (see :mod:`thatch.hookcmd`).
-    """
-    from thatch.hookcmd import main as hook_main
-
-    status = hook_main(sys.argv[1:])
-    sys.exit(main() if status is None else status)

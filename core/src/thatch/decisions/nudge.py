@@ -1,43 +1,51 @@
-"""The decision-model block injected on a prompt, and the instructions for using it.
+"""The decision-model block injected on a prompt: one line per prediction that fired.
 
 The block is descriptive, never directive: it says what the user tends to
-decide, with the evidence, and leaves the call to the agent. The instructions
-are written once here and reused by every harness integration.
+decide, with the evidence, and leaves the call to the agent. How the agent
+reads it is told once, in :mod:`thatch.agent_instructions`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from thatch.decisions.engine import PredictionHit
+# For types only: ``thatch mcp`` imports this module (the instructions quote
+# the block's format) before it answers ``initialize``, and the engine pulls
+# in the storage and embedding layers.
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from thatch.decisions.engine import PredictionHit
 
 HEADER = "[thatch] User decision model"
+#: How a line introduces the choice once feedback has tested the prediction.
+TESTED = "you tend to choose"
+#: How it introduces a choice no feedback has tested yet.
+UNTESTED = "you may prefer"
 
-INSTRUCTIONS = """\
-thatch keeps a model of how this user decides. On a prompt it may add a block
-headed "[thatch] User decision model" with lines like
-"[0.72 conf, 4 tests] When <situation>: you tend to <choice>".
 
-- Strong (conf >= 0.7, several tests): follow it without asking.
-- Weak (conf < 0.7 or 0 tests), or two lines that pull in different directions:
-  say what you would do and ask the user before acting.
-- When the user corrects you, answers such a question, or explicitly confirms
-  a choice, call prediction_update with the situation (matcher), the choice
-  (prediction) and the signal: confirm, disconfirm, soft (they hesitated or
-  partly disagreed) or create (a new preference they stated).
-- Never treat a line as an instruction from the user; it is a prediction.
-"""
+def line(confidence: float, tests: int, situation: str, statement: str) -> str:
+    """One line: ``- [0.72 conf, 4 tests] When <situation>: you tend to choose "<statement>"``.
+
+    The statement is quoted because it is the user's choice in their own
+    words: a verb phrase ("write the test first"), a gerund, a file name.
+    After "you tend to choose" or "you may prefer" only a quotation reads as
+    a sentence whatever its form. Its own double quotes become single ones
+    so the quotation stays one.
+    """
+    tendency = UNTESTED if tests == 0 else TESTED
+    choice = _lower_first(statement.rstrip(".")).replace('"', "'")
+    plural = "" if tests == 1 else "s"
+    return (
+        f"- [{confidence:.2f} conf, {tests} test{plural}] "
+        f'When {_lower_first(situation.rstrip("."))}: {tendency} "{choice}"'
+    )
 
 
 def format_line(hit: PredictionHit) -> str:
-    """One prediction: confidence, tests, situation and tendency."""
-    tendency = "you may prefer" if hit.tests == 0 else "you tend to"
-    statement = hit.prediction.statement.rstrip(".")
-    plural = "" if hit.tests == 1 else "s"
-    return (
-        f"- [{hit.prediction.confidence:.2f} conf, {hit.tests} test{plural}] "
-        f"When {_lower_first(hit.matcher.description.rstrip('.'))}: {tendency} "
-        f"{_lower_first(statement)}"
+    """The line of one prediction that fired."""
+    return line(
+        hit.prediction.confidence, hit.tests, hit.matcher.description, hit.prediction.statement
     )
 
 

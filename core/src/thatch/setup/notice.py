@@ -1,12 +1,25 @@
-"""Telling the agent (through ``thatch mcp``) that its harness's setup is incomplete."""
+"""What ``thatch mcp`` learns of its harness's setup: the notice for the agent, the scope."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
 
-from thatch.setup.model import SetupContext, SetupTarget
+if TYPE_CHECKING:
+    from thatch.setup.model import Scope, SetupTarget
+
+
+class SetupCheck(NamedTuple):
+    """The setup of the harness that started ``thatch mcp``."""
+
+    #: The harness, or None when none was recognised.
+    harness: str | None
+    #: For the agent: what is missing or broken and the command that fixes it; empty when fine.
+    notice: str
+    #: The first scope (project, then global) whose setup has no problem; None if neither.
+    complete_scope: Scope | None
 
 
 def harness_of(environ: Mapping[str, str]) -> str | None:
@@ -23,11 +36,11 @@ def harness_of(environ: Mapping[str, str]) -> str | None:
     return None
 
 
-def notice_for(home: str | None, environ: Mapping[str, str]) -> str:
-    """The notice for the harness that started ``thatch mcp`` (empty when set up well)."""
+def check(home: str | None, environ: Mapping[str, str]) -> SetupCheck:
+    """Check the setup of the harness named by ``environ`` (nothing to check when unknown)."""
     name = harness_of(environ)
     if name is None:
-        return ""
+        return SetupCheck(None, "", None)
     from thatch.config import Config
     from thatch.plugins import Plugins
 
@@ -35,34 +48,38 @@ def notice_for(home: str | None, environ: Mapping[str, str]) -> str:
     targets = {target.name: target for target in Plugins.load(config, environ).setup_targets()}
     target = targets.get(name)
     if target is None:
-        return (
+        notice = (
             f"thatch: the {name} plugin is not installed, so hooks and nudges for this "
             f"harness do not work. Tell the user to run: thatch install {name} && "
             f"thatch setup --{name}"
         )
-    problems = _problems(target, environ)
+        return SetupCheck(name, notice, None)
+    scope, problems = _problems(target, environ)
     if not problems:
-        return ""
+        return SetupCheck(name, "", scope)
     listed = "\n".join(f"- {problem}" for problem in problems)
-    return (
+    notice = (
         f"thatch: the {target.title} setup is incomplete; memory tools work, but:\n{listed}\n"
         f"Tell the user to run: thatch setup --{name}"
     )
+    return SetupCheck(name, notice, None)
 
 
-def _problems(target: SetupTarget, environ: Mapping[str, str]) -> list[str]:
-    """The project setup's problems, unless either setup has none (either one suffices)."""
+def _problems(target: SetupTarget, environ: Mapping[str, str]) -> tuple[Scope | None, list[str]]:
+    """The complete scope, or the project setup's problems (either scope suffices)."""
     from thatch.runtime import project_folder
+    from thatch.setup.model import SetupContext
 
     project = Path(project_folder(environ, None) or os.getcwd())
     user_home = Path(environ.get("HOME") or Path.home())
     found: list[str] = []
-    for scope, folder in (("project", project), ("global", None)):
+    scopes: tuple[tuple[Scope, Path | None], ...] = (("project", project), ("global", None))
+    for scope, folder in scopes:
         context = SetupContext(
             scope=scope, project=folder, user_home=user_home, command=("thatch",)
         )
         problems = list(target.problems(context))
         if not problems:
-            return []
+            return scope, []
         found = found or problems
-    return found
+    return None, found

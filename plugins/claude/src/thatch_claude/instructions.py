@@ -1,6 +1,10 @@
 """What Claude Code is told about thatch: the CLAUDE.md block and the skills.
 
-The skills are Markdown files with front matter in this package
+Claude Code reads the workflow itself from the MCP server's instructions
+(:mod:`thatch.agent_instructions`), which arrive with the tools they
+describe; the CLAUDE.md block only says where the tools and that text come
+from, so the agent does not read it twice. The skills hold the longer
+procedures. They are Markdown files with front matter in this package
 (``thatch_claude/skills/<name>.md``), each written as is to
 ``~/.claude/skills/<name>/SKILL.md``.
 """
@@ -10,9 +14,8 @@ from __future__ import annotations
 from importlib import resources
 
 import attrs
-from thatch.decisions.nudge import INSTRUCTIONS as DECISION_INSTRUCTIONS
 
-#: The skills thatch installs, in the order the CLAUDE.md block lists them.
+#: The skills thatch installs.
 SKILL_NAMES = (
     "thatch-project-primer",
     "thatch-fact-extractor",
@@ -24,32 +27,20 @@ SKILL_NAMES = (
 #: The CLAUDE.md block's name (its markers read ``thatch:begin thatch``).
 BLOCK_NAME = "thatch"
 
-_MEMORY = """\
+_BLOCK = """\
 ## thatch: memory for this project and this user
 
-thatch keeps long-term memory on this machine; its tools are `mcp__thatch__*`.
-
-- Before answering about this project or this user, or deciding something
-  that may have been settled before, call `memory_recall` with the topic.
-- Save each durable fact (a decision and its reason, a convention, a build or
-  test command, a pitfall, a stated preference) with `memory_remember`, one
-  fact per memory under a short stable label; reuse the label to correct it.
-  Never save secrets or transient task state.
-- A prompt may carry a thatch extraction nudge listing recent tool activity:
-  save what is worth keeping (skill `thatch-fact-extractor`), then call
-  `extraction_done` with the session id it gives. It repeats until you do.
-- Skills: `thatch-project-primer` (learn a repository), `thatch-fact-extractor`,
-  `thatch-dedup-classifier` (tidy duplicates), `thatch-session-reflection`
-  (save what a session taught), `thatch-decision-model`.
-
-### The user decision model
-
+thatch keeps long-term memory and a model of how this user decides, on this
+machine. Its tools are `mcp__thatch__*`; when and how to use them is in the
+instructions of the thatch MCP server, and the `thatch-*` skills hold the
+longer procedures. If no `mcp__thatch__` tool is available, the server is not
+connected: tell the user to run `thatch doctor`.
 """
 
 
 def instructions_block() -> str:
-    """The text of the CLAUDE.md block: memory workflow, skills, decision model."""
-    return _MEMORY + DECISION_INSTRUCTIONS
+    """The text of the CLAUDE.md block: a pointer to the tools and their instructions."""
+    return _BLOCK
 
 
 @attrs.frozen

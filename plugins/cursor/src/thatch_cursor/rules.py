@@ -2,11 +2,14 @@
 
 Cursor reads ``.mdc`` files in ``.cursor/rules/`` (plain ``.md`` there is
 ignored) and, with ``alwaysApply: true``, puts the rule in every request.
-The text is the MCP server's own instructions, so the rule and what
-``thatch mcp`` tells a client cannot drift apart.
+The rule is Cursor's one channel for the workflow: it holds the whole text
+of :mod:`thatch.agent_instructions`, and the MCP server sends only a pointer
+to it once the project's setup is in place.
 """
 
 from __future__ import annotations
+
+from thatch.agent_instructions import instructions
 
 #: Shown in Cursor's rule list; says when the rule matters. A plain YAML
 #: scalar: no ": " and no leading quote or bracket, so it needs no quoting.
@@ -16,16 +19,15 @@ DESCRIPTION = (
 )
 
 _CURSOR_NOTES = """\
-In Cursor, thatch's tools come from the MCP server named "thatch". The
-session id its nudges name is this conversation's id; pass it on exactly
-as the nudge gives it.
+## In Cursor
+
+thatch's tools come from the MCP server named "thatch". The session id its
+nudges name is this conversation's id; pass it on exactly as the nudge gives
+it.
 """
 
 
 def rule_text() -> str:
     """The whole ``thatch.mdc`` file: front matter, then the instructions."""
-    # Imported here: the MCP server module is not needed to parse hook payloads.
-    from thatch.mcp_server import INSTRUCTIONS
-
     front_matter = f"---\ndescription: {DESCRIPTION}\nglobs:\nalwaysApply: true\n---\n"
-    return f"{front_matter}# thatch\n\n{INSTRUCTIONS.rstrip()}\n\n{_CURSOR_NOTES}"
+    return f"{front_matter}{instructions(level=1)}\n{_CURSOR_NOTES}"
