@@ -191,13 +191,17 @@ def test_hooks_in_the_local_settings_count(project: Path, user_home: Path) -> No
     assert target("thatch").problems(context) == []
 
 
-def test_thatch_not_on_path_is_reported_once_per_file(project: Path, user_home: Path) -> None:
+def test_thatch_not_on_path_is_reported_once(project: Path, user_home: Path) -> None:
     context = project_context(project, user_home)
     apply(context)
-    server, hooks = target().problems(context)
-    assert f"MCP server in {project / '.mcp.json'} runs 'thatch', which is not found" in server
-    assert "the thatch hooks for " + ", ".join(HOOK_EVENTS) in hooks
-    assert "run 'thatch', which is not found" in hooks
+    (problem,) = target().problems(context)  # one cause, one problem
+    unfound = "'thatch', which is not on the PATH harnesses run commands with"
+    assert f"the 'thatch' MCP server in {project / '.mcp.json'} and " in problem
+    assert "the thatch hooks for " + ", ".join(HOOK_EVENTS) in problem
+    assert f"run {unfound}" in problem
+    # The fix: setup again (it writes the absolute path), or the daily-use install.
+    assert "setup --claude --project" in problem
+    assert "uv tool install" in problem
 
 
 def test_an_absolute_command_is_checked_on_disk(
@@ -206,10 +210,11 @@ def test_an_absolute_command_is_checked_on_disk(
     program = tmp_path / "bin" / "thatch"
     context = project_context(project, user_home, command=(str(program),))
     apply(context)
-    assert len(target().problems(context)) == 2  # the server and the hooks
+    (missing,) = target().problems(context)  # the server and the hooks, one cause
+    assert "not an executable file" in missing
     program.parent.mkdir()
     program.write_text("#!/bin/sh\n")
-    assert len(target().problems(context)) == 2  # not executable yet
+    assert len(target().problems(context)) == 1  # not executable yet
     program.chmod(0o755)
     assert target().problems(context) == []
 

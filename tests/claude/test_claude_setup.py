@@ -18,9 +18,9 @@ import attrs
 import pytest
 import thatch_claude.plugin
 from claude_contexts import global_context, project_context, target
-from thatch import testing
-from thatch.decisions.nudge import INSTRUCTIONS as DECISION_INSTRUCTIONS
+from thatch import agent_instructions, testing
 from thatch.errors import InvalidInputError
+from thatch.setup import engine
 from thatch.setup.model import (
     Change,
     JsonEntry,
@@ -31,7 +31,7 @@ from thatch.setup.model import (
     TextBlock,
 )
 from thatch_claude.instructions import SKILL_NAMES
-from thatch_claude.target import HOOK_EVENTS
+from thatch_claude.target import HOOK_EVENTS, TOOL_EVENTS
 
 GOLDEN = Path(__file__).parent / "golden"
 PLUGIN_ROOT = Path(__file__).parent.parent.parent / "plugins" / "claude"
@@ -114,12 +114,28 @@ def test_a_project_setup_registers_and_approves_the_server(project: Path, user_h
     approvals = [c for c in changes if isinstance(c, JsonListItem) and c.keys[0] != "hooks"]
     assert approvals == [
         JsonListItem(
-            project / ".claude" / "settings.local.json", ("enabledMcpjsonServers",), "thatch"
+            project / ".claude" / "settings.local.json",
+            ("enabledMcpjsonServers",),
+            "thatch",
+            strict_for="Claude Code",
         )
     ]
     # Claude Code (2.1.197) moves approvals out of ~/.claude.json when it starts, so one
     # written there would look missing to the next setup, which would write it again.
     assert not [c for c in changes if c.path == user_home / ".claude.json"]
+
+
+@pytest.mark.parametrize("scope", ["project", "global"])
+def test_every_json_file_is_written_as_strict_json(
+    scope: str, project: Path, user_home: Path
+) -> None:
+    # Claude Code ignores a settings or MCP file with comments or trailing commas.
+    context = (
+        project_context(project, user_home) if scope == "project" else global_context(user_home)
+    )
+    json_changes = [c for c in target().changes(context) if isinstance(c, JsonEntry | JsonListItem)]
+    assert json_changes
+    assert {c.strict_for for c in json_changes} == {"Claude Code"}
 
 
 def test_a_global_setup_registers_the_server_at_user_scope(user_home: Path) -> None:
@@ -159,9 +175,9 @@ def test_one_hook_per_event_and_never_post_tool_use(
         assert hook["type"] == "command"
         assert hook["timeout"] == 10
         assert hook["command"].endswith(f" hook claude {event}")
-        assert ("matcher" in change.item) == (event == "PostToolBatch")
-    batch = next(c for c in hooks if c.keys[1] == "PostToolBatch")
-    assert batch.item["matcher"] == "*"
+        assert change.item.get("matcher") == ("*" if event in TOOL_EVENTS else None)
+    # Every tool call, the failed ones with their error, and each once.
+    assert {"PostToolBatch", "PostToolUseFailure"} <= TOOL_EVENTS & set(HOOK_EVENTS)
 
 
 def test_the_hook_command_runs_thatch_with_its_environment(tmp_path: Path, user_home: Path) -> None:
@@ -186,10 +202,12 @@ def test_the_instructions_block(scope: str, project: Path, user_home: Path) -> N
     (block,) = [c for c in target().changes(context) if isinstance(c, TextBlock)]
     expected = project / "CLAUDE.md" if scope == "project" else user_home / ".claude" / "CLAUDE.md"
     assert (block.path, block.name) == (expected, "thatch")
-    for needed in ("memory_recall", "memory_remember", "extraction_done", *SKILLS):
+    for needed in ("`mcp__thatch__*`", "MCP server", "`thatch-*` skills", "thatch doctor"):
         assert needed in block.text
-    assert block.text.endswith(DECISION_INSTRUCTIONS)
-    assert len(block.text) < 3000  # read on every session: keep it tight
+    # The workflow reaches Claude Code once, in the MCP server's instructions.
+    for tool in agent_instructions.TOOLS:
+        assert tool not in block.text
+    assert len(block.text) < 600
 
 
 # -- skills ------------------------------------------------------------------------
@@ -239,13 +257,6 @@ def test_the_skill_files_in_the_package_are_exactly_the_installed_ones() -> None
     assert {path.stem for path in shipped.glob("*")} == SKILLS == set(SKILL_NAMES)
 
 
-def test_the_fact_extractor_answers_to_the_name_the_extraction_nudge_uses() -> None:
-    from thatch.extraction import EXTRACTION_SKILL
-
-    shipped = PLUGIN_ROOT / "src" / "thatch_claude" / "skills" / "thatch-fact-extractor.md"
-    assert front_matter(shipped.read_text())["name"] == EXTRACTION_SKILL
-
-
 # -- detection ---------------------------------------------------------------------
 def test_nothing_detected_in_a_bare_home(project: Path, user_home: Path) -> None:
     found = target().detect(project_context(project, user_home))
@@ -278,3 +289,28 @@ def test_any_one_sign_is_enough(evidence: str, project: Path, user_home: Path) -
 
 def test_a_global_detection_ignores_the_working_folder(user_home: Path) -> None:
     assert not target().detect(global_context(user_home)).found
+
+
+# -- skills shared by every project's setup ---------------------------------------------
+def test_the_skills_stay_until_the_last_project_is_uninstalled(
+    tmp_path: Path, user_home: Path
+) -> None:
+    state = tmp_path / "state"
+    first, second = (tmp_path / name for name in ("first", "second"))
+    contexts = [project_context(folder, user_home) for folder in (first, second)]
+    for folder, context in zip((first, second), contexts, strict=True):
+        folder.mkdir()
+        testing.set_up(target(), context, state)
+    skill_files = sorted((user_home / ".claude" / "skills").glob("*/SKILL.md"))
+    assert {path.parent.name for path in skill_files} == SKILLS
+
+    testing.tear_down("claude", contexts[0], state)
+    assert not (first / ".claude").exists()
+    assert sorted((user_home / ".claude" / "skills").glob("*/SKILL.md")) == skill_files
+    assert target("thatch").problems(contexts[1]) == []
+    [install] = engine.status(state)
+    assert set(skill_files) <= {record.path for record in install.files}
+
+    testing.tear_down("claude", contexts[1], state)
+    assert not (user_home / ".claude").exists()
+    assert engine.status(state) == []

@@ -101,7 +101,9 @@ def test_a_command_not_on_path_is_reported(project_context: SetupContext) -> Non
     apply(project_context)
     problems = CursorTarget(which=lambda name: None).problems(project_context)
     assert len(problems) == 2
-    assert all("'thatch', which is not on PATH" in problem for problem in problems)
+    unfound = "'thatch', which is not on the PATH harnesses run commands with"
+    assert all(unfound in problem for problem in problems)
+    assert all("uv tool install" in problem for problem in problems)
 
 
 def test_a_file_that_is_not_json_is_reported_with_its_line(project_context: SetupContext) -> None:
@@ -147,5 +149,5 @@ def test_an_old_rule_is_out_of_date(project_context: SetupContext) -> None:
 def test_a_global_setup_has_no_rule_to_check(global_context: SetupContext) -> None:
     problems = target().problems(global_context)
     assert len(problems) == 2
-    assert all("thatch setup --cursor --global" in problem for problem in problems)
+    assert all("setup --cursor --global`" in problem for problem in problems)
     assert not any("rule" in problem for problem in problems)

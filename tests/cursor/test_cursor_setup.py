@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 import setup_changes
 import thatch_cursor.plugin
-from thatch import testing
-from thatch.decisions.nudge import INSTRUCTIONS as DECISION_INSTRUCTIONS
+from thatch import agent_instructions, testing
 from thatch.setup.model import (
     JsonEntry,
     JsonListItem,
@@ -75,9 +74,17 @@ def test_the_rule_always_applies_and_teaches_every_tool(project_context: SetupCo
     assert description
     assert ": " not in description
     assert description[0] not in "'\"[]{}&*!|>%@`#,?-"
+    # The rule is Cursor's one channel: the whole workflow, not a pointer to skills.
+    assert agent_instructions.memory_workflow() in body
+    assert agent_instructions.decision_model() in body
     for tool in ("memory_recall", "memory_remember", "extraction_done", "prediction_update"):
-        assert tool in body
-    assert DECISION_INSTRUCTIONS.strip() in body
+        assert f"`{tool}`" in body
+    for claude_only in (
+        "thatch-project-primer",
+        "thatch-dedup-classifier",
+        "thatch-decision-model",
+    ):
+        assert claude_only not in body
 
 
 def test_every_event_gets_one_hook_running_thatch(project_context: SetupContext) -> None:

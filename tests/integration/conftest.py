@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 THATCH = Path(sys.executable).with_name("thatch")
+ROOT = Path(__file__).parents[2]
 
 
 def git(cwd: Path, *args: str) -> None:
@@ -111,3 +112,31 @@ def kill_daemon(client: Any, signum: int) -> None:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signum)
     client.wait_stopped(timeout=30)
+
+
+@pytest.fixture(scope="session")
+def daily_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder holding `thatch` after the README's daily-use install of this checkout."""
+    import shutil
+
+    uv = shutil.which("uv")
+    if uv is None:
+        pytest.fail("uv is needed for the daily-use install (pip install uv)")
+    tools = tmp_path_factory.mktemp("uv-tools")
+    env = {
+        **{k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"},
+        "UV_TOOL_DIR": str(tools / "tools"),
+        "UV_TOOL_BIN_DIR": str(tools / "bin"),
+    }
+    python = f"{sys.version_info.major}.{sys.version_info.minor}"
+    done = subprocess.run(
+        [uv, "tool", "install", "--reinstall", "--compile-bytecode", "--python", python, ".[all]"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return tools / "bin"

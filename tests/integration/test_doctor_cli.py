@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from thatch import __version__
 
-from .conftest import Runner, as_json, daemon_pid
+from .conftest import THATCH, Runner, as_json, daemon_pid
 
 pytestmark = pytest.mark.slow
 
@@ -36,7 +36,7 @@ def test_doctor_json_on_a_fresh_home(thatch: Runner, user_env: dict[str, str], h
     completed = doctor(thatch, user_env, "--json")
     assert completed.returncode == 0, completed.stderr
     checks = as_json(completed)
-    assert [check["name"] for check in checks] == [*CHECKS, "harness configs"]
+    assert [check["name"] for check in checks] == [*CHECKS, "harness setup"]
     assert all(set(check) == {"name", "status", "detail", "fix"} for check in checks)
     found = by_name(completed)
     model = found["model"]
@@ -62,20 +62,32 @@ def test_doctor_text_on_a_fresh_home(thatch: Runner, user_env: dict[str, str]) -
     assert lines[daemon + 1].strip().startswith("fix: 'thatch daemon start'")
 
 
-def test_a_broken_harness_config_fails_the_doctor(
+def test_a_bare_thatch_the_harness_cannot_find_is_flagged_once(
     thatch: Runner, user_env: dict[str, str], tmp_path: Path
 ) -> None:
     project = tmp_path / "project"
-    settings = project / ".claude" / "settings.json"
-    settings.parent.mkdir(parents=True)
-    settings.write_text('{"hooks": {"UserPromptSubmit": "thatch flush-tools"')
-    completed = doctor(thatch, user_env, cwd=project)
-    assert completed.returncode == 1
-    assert f"[FAIL] Claude Code hooks: {settings} is not valid JSON" in completed.stdout
-    assert f"fix: fix {settings}" in completed.stdout
-    as_data = doctor(thatch, user_env, "--json", cwd=project)
-    assert as_data.returncode == 1
-    assert by_name(as_data)["Claude Code hooks"]["status"] == "fail"
+    project.mkdir()
+    # Setup ran where PATH found this thatch (as after the daily-use install)...
+    linked = tmp_path / "linked-bin"
+    linked.mkdir()
+    (linked / "thatch").symlink_to(THATCH)
+    on_path = {**user_env, "PATH": f"{linked}:/usr/bin:/bin"}
+    setup = thatch("setup", "--claude", cwd=project, env=on_path)
+    assert "harnesses will run: thatch\n" in setup.stdout
+    # ...but the harness's PATH does not have it.
+    completed = doctor(thatch, {**user_env, "PATH": "/usr/bin:/bin"}, "--json", cwd=project)
+    unfound = [
+        check
+        for check in as_json(completed)
+        if "'thatch', which is not on the PATH harnesses run commands with" in check["detail"]
+    ]
+    (check,) = unfound  # the MCP server and the hooks share the cause: reported once
+    assert check["name"] == "Claude Code setup (project)"
+    assert ".mcp.json" in check["detail"]
+    assert "settings.json" in check["detail"]
+    assert "setup --claude --project" in check["fix"]
+    assert "uv tool install" in check["fix"]
+    assert not [check for check in as_json(completed) if check["name"].endswith("commands")]
 
 
 def test_a_running_daemon_is_ok(daemon: Any, thatch: Runner, user_env: dict[str, str]) -> None:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import json
 import os
-import sys
 from pathlib import Path
 
 import anyio
@@ -104,16 +102,17 @@ def test_thatch_mcp_tells_the_agent_what_its_harness_lacks(
     assert "memory_recall" in instructions  # the usual instructions follow
 
 
-def test_the_bare_command_is_used_only_when_path_finds_this_thatch(
-    monkeypatch: pytest.MonkeyPatch,
+def test_a_refused_claude_file_leaves_every_harness_unwritten(
+    thatch: Runner, project: Path, user_home: Path
 ) -> None:
-    from thatch.cli import setup_commands
-
-    ours = Path(sys.executable).with_name("thatch")
-    monkeypatch.setattr(setup_commands.shutil, "which", lambda name: str(ours))
-    assert setup_commands.thatch_command() == ("thatch",)
-    monkeypatch.setattr(setup_commands.shutil, "which", lambda name: "/usr/bin/thatch")
-    assert setup_commands.thatch_command() == (str(ours),)
-    monkeypatch.setattr(setup_commands.shutil, "which", lambda name: None)
-    assert setup_commands.thatch_command() == (str(ours),)
-    assert json.dumps(setup_commands.thatch_command())  # plain strings, for JSON configs
+    settings = project / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{\n  // Claude Code ignores this whole file\n  "hooks": {}\n}\n')
+    before = tree(project)
+    refused = thatch(
+        "setup", "--cursor", "--claude", cwd=project, env={"HOME": str(user_home)}, check=False
+    )
+    assert refused.returncode != 0
+    assert str(settings) in refused.stderr
+    assert "strict JSON" in refused.stderr
+    assert tree(project) == before  # Cursor's files were planned, never written

@@ -24,6 +24,7 @@ from thatch.setup.model import (
     TextBlock,
 )
 from thatch.testing import plugins_with
+from thatch.tools import ToolRegistry
 from thatch_opencode.instructions import instructions_text
 from thatch_opencode.jsplugin import render
 from thatch_opencode.target import OpencodeTarget, global_config_folder
@@ -193,3 +194,13 @@ def test_the_plugin_offers_the_opencode_target() -> None:
     (offered,) = plugins_with(thatch_opencode.plugin).setup_targets()
     assert isinstance(offered, SetupTarget)
     assert (offered.name, offered.title) == ("opencode", "opencode")
+
+
+def test_the_instructions_name_every_tool_as_opencode_shows_it() -> None:
+    text = instructions_text()
+    named = [tool["name"] for tool in ToolRegistry().describe() if tool["name"] in text]
+    assert {"memory_recall", "memory_remember", "extraction_done", "prediction_update"} <= set(
+        named
+    )
+    for tool in named:
+        assert text.count(tool) == text.count(f"`thatch_{tool}`"), tool

@@ -234,7 +234,8 @@ def test_thatch_missing_from_path_is_a_problem_twice(
     set_up(project_context, state)
     found = problems(project_context, thatch=None)
     assert len(found) == 2  # the MCP server and the plugin both run it
-    assert all("'thatch', which is not on PATH" in problem for problem in found)
+    unfound = "'thatch', which is not on the PATH harnesses run commands with"
+    assert all(unfound in problem for problem in found)
 
 
 def test_an_absolute_command_that_is_gone_is_a_problem(
@@ -243,8 +244,10 @@ def test_an_absolute_command_that_is_gone_is_a_problem(
     set_up(global_context, state)
     found = problems(global_context)
     assert len(found) == 2
-    assert all("/opt/thatch tools/bin/thatch, which is missing" in p for p in found)
-    assert all("thatch setup --opencode --global" in p for p in found)
+    assert all(
+        "'/opt/thatch tools/bin/thatch', which is not an executable file" in p for p in found
+    )
+    assert all("setup --opencode --global`" in p for p in found)
 
 
 def test_a_plugin_from_another_version_is_a_problem(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import types
@@ -58,11 +57,6 @@ def checks(home: Path, project: Path) -> dict[str, Check]:
     return by_name
 
 
-def claude_settings(command: Any) -> str:
-    hook = {"type": "command", "command": command}
-    return json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [hook]}]}})
-
-
 def write(path: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
@@ -79,7 +73,7 @@ def test_a_fresh_home_without_a_daemon(home: Path, project: Path) -> None:
         "daemon",
         "spool",
         "log",
-        "harness configs",
+        "harness setup",
     ]
     assert found["plugins"].status == "ok"
     assert FAKE_EMBEDDER_MODULE in found["plugins"].detail
@@ -92,15 +86,14 @@ def test_a_fresh_home_without_a_daemon(home: Path, project: Path) -> None:
     assert "thatch daemon start" in found["daemon"].fix
     assert found["spool"].status == "ok"
     assert found["log"].detail == rundir.locate(home=str(home)).log_path
-    assert found["harness configs"].status == "warn"
-    assert str(project) in found["harness configs"].detail
+    assert found["harness setup"].status == "warn"
+    assert str(project) in found["harness setup"].detail
     assert all(check.ok for check in found.values())
 
 
 def test_every_problem_has_a_fix(home: Path, project: Path) -> None:
     write(home / "config" / "config.toml", "[storage\nbackend = ")
     write(home / "state" / "spool" / "00000000000000000001-a.json", "{}\n")
-    write(project / ".claude" / "settings.json", claude_settings("/nowhere/bin/thatch flush-tools"))
     found = checks(home, project)
     problems = [check for check in found.values() if check.status != "ok"]
     assert {check.name for check in problems} >= {
@@ -109,7 +102,7 @@ def test_every_problem_has_a_fix(home: Path, project: Path) -> None:
         "model",
         "daemon",
         "spool",
-        "Claude Code hooks",
+        "harness setup",
     }
     for check in problems:
         assert check.fix, check
@@ -225,101 +218,80 @@ def test_failed_spool_files_point_at_the_log(home: Path, project: Path) -> None:
     assert located.log_path in check.fix
 
 
-# -- harness configs ---------------------------------------------------------------
-def test_a_thatch_command_not_on_path_fails(
-    home: Path, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+# -- the daemon --------------------------------------------------------------------
+def test_a_daemon_that_never_answers_is_hung(home: Path, project: Path) -> None:
+    from thatch import doctor
+
+    server = FakeDaemon(rundir.locate(home=str(home)).socket_path, lambda request: None)
+    try:
+        check = checks(home, project)["daemon"]
+    finally:
+        server.close()
+    assert check.status == "fail"
+    assert check.detail.startswith("hung:")
+    assert "kill" in check.fix
+    assert doctor.DAEMON_ANSWER_SECONDS <= 2
+
+
+def test_a_daemon_holding_its_lock_without_a_socket_is_not_answering(
+    home: Path, project: Path
 ) -> None:
-    settings = write(project / ".claude" / "settings.json", claude_settings("thatch flush-tools"))
-    empty = tmp_path / "empty-bin"
-    empty.mkdir()
-    monkeypatch.setenv("PATH", str(empty))
-    check = checks(home, project)["Claude Code hooks"]
+    from thatch.daemon import lock
+
+    located = rundir.locate(home=str(home))
+    os.makedirs(located.runtime_dir, mode=0o700, exist_ok=True)
+    held = lock.acquire(located.lock_path)
+    Path(located.pid_path).write_text("4321\n")
+    try:
+        check = checks(home, project)["daemon"]
+    finally:
+        assert held is not None
+        lock.release(held)
     assert check.status == "fail"
-    assert str(settings) in check.detail
-    assert "thatch, which is not on PATH" in check.detail
-    assert "absolute path" in check.fix
+    assert "pid 4321" in check.detail
+    assert "the socket is gone" in check.detail
+    assert check.fix.startswith("kill 4321")
 
 
-def test_a_thatch_command_on_path_is_ok(
-    home: Path, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    write(project / ".claude" / "settings.json", claude_settings("thatch flush-tools --json"))
-    bin_dir = tmp_path / "bin"
-    write(bin_dir / "thatch", "#!/bin/sh\n").chmod(0o755)
-    monkeypatch.setenv("PATH", str(bin_dir))
-    check = checks(home, project)["Claude Code hooks"]
-    assert check.status == "ok"
-    assert "harness configs" not in checks(home, project)
-
-
-@pytest.mark.parametrize("executable", [True, False])
-def test_an_absolute_command_must_be_executable(
-    home: Path, project: Path, tmp_path: Path, executable: bool
-) -> None:
-    program = write(tmp_path / "opt" / "thatch", "#!/bin/sh\n")
-    program.chmod(0o755 if executable else 0o644)
-    write(project / ".claude" / "settings.local.json", claude_settings(f"{program} reminder"))
-    check = checks(home, project)["Claude Code hooks"]
-    assert check.status == ("ok" if executable else "fail")
-    assert check.ok is executable
-
-
-def test_a_config_in_the_users_home_is_checked(home: Path, project: Path, user_home: Path) -> None:
-    hooks = {"version": 1, "hooks": {"postToolUse": [{"command": "/gone/thatch buffer-tool"}]}}
-    path = write(user_home / ".cursor" / "hooks.json", json.dumps(hooks))
-    check = checks(home, project)["Cursor hooks"]
-    assert check.status == "fail"
-    assert str(path) in check.detail
-    assert "/gone/thatch" in check.detail
-
-
-def test_a_list_command_is_checked(home: Path, project: Path) -> None:
-    config = {"mcp": {"thatch": {"type": "local", "command": ["/gone/thatch", "mcp"]}}}
-    write(project / "opencode.json", json.dumps(config))
-    check = checks(home, project)["opencode"]
-    assert check.status == "fail"
-    assert "/gone/thatch" in check.detail
-
-
-def test_a_corrupt_json_config_fails(home: Path, project: Path) -> None:
-    path = write(project / ".cursor" / "mcp.json", '{"mcpServers": {"thatch": {"command": ')
-    check = checks(home, project)["Cursor MCP"]
-    assert check.status == "fail"
-    assert "not valid JSON" in check.detail
-    assert check.fix == f"fix {path}"
-
-
-def test_opencode_jsonc_is_not_parsed(home: Path, project: Path) -> None:
-    text = '{\n  // thatch memory\n  "mcp": {"thatch": {"command": ["thatch", "mcp"]}},\n}\n'
-    write(project / "opencode.json", text)
-    check = checks(home, project)["opencode"]
-    assert check.status == "ok"
-    assert "JSONC" in check.detail
-
-
-def test_configs_that_do_not_mention_thatch_are_skipped(home: Path, project: Path) -> None:
-    write(project / ".mcp.json", json.dumps({"mcpServers": {"other": {"command": "other"}}}))
-    write(project / ".cursor" / "hooks.json", "{ broken")
+# -- harness setups ------------------------------------------------------------------
+def test_no_harness_set_up_is_one_warning(home: Path, project: Path) -> None:
     found = checks(home, project)
-    assert "Claude Code MCP" not in found
-    assert "Cursor hooks" not in found
-    assert found["harness configs"].status == "warn"
+    assert found["harness setup"].status == "warn"
+    assert "thatch setup" in found["harness setup"].fix
 
 
-def test_each_mentioning_file_is_its_own_check(home: Path, project: Path) -> None:
-    absolute = Path(sys.executable).with_name("thatch")
-    write(project / ".mcp.json", json.dumps({"mcpServers": {"t": {"command": str(absolute)}}}))
-    write(project / ".claude" / "settings.json", claude_settings("/gone/thatch reminder"))
+def test_an_unsetup_harness_is_never_checked(
+    home: Path, project: Path, user_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Claude Code's folder exists (detected), but the user never set it up.
+    (user_home / ".claude").mkdir()
+    monkeypatch.setenv("THATCH_LOAD_PLUGINS", "sqlite,claude")
+    found = checks(home, project)
+    assert not [name for name in found if name.startswith("Claude Code")]
+
+
+def test_a_command_that_fails_to_start_is_reported_once(
+    home: Path, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from thatch.setup import engine
+    from thatch.setup.model import JsonListItem
+
+    broken = write(tmp_path / "gone-venv" / "bin" / "thatch", "#!/nowhere/python\n")
+    broken.chmod(0o755)
+    settings = project / ".claude" / "settings.json"
+    hook = {"hooks": [{"type": "command", "command": f"THATCH_HOME=/h {broken} hook x Y"}]}
+    changes = [
+        JsonListItem(settings, ("hooks", event), {**hook, "event": event})
+        for event in ("SessionStart", "Stop")
+    ]
+    state = home / "state"
+    key = f"project:{project}"
+    engine.apply(engine.plan(changes, None), state_dir=state, target="example", scope_key=key)
     found = run_checks(str(home), project)
-    harness = [(c.name, c.status) for c in found if c.name.startswith("Claude")]
-    expected_mcp = "ok" if os.access(absolute, os.X_OK) else "fail"
-    assert harness == [("Claude Code hooks", "fail"), ("Claude Code MCP", expected_mcp)]
-
-
-def test_a_hook_command_after_variable_assignments_is_found(tmp_path: Path) -> None:
-    from thatch.doctor import _program
-
-    assert _program("THATCH_HOME='/a b' /opt/bin/thatch hook claude Stop") == "/opt/bin/thatch"
-    assert _program("thatch flush-tools") == "thatch"
-    assert _program("A=1 B=2") is None
-    assert _program("unbalanced 'quote") is None
+    failures = [check for check in found if check.name == "example commands"]
+    assert len(failures) == 1, failures
+    assert f"THATCH_HOME=/h {broken}" in failures[0].detail
+    assert "cannot be started" in failures[0].detail
+    assert "uv tool install" in failures[0].fix
+    setup = [check for check in found if check.name.startswith("example setup")]
+    assert setup[0].detail == "set up, but its plugin is not installed"

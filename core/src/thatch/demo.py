@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Mapping
@@ -36,8 +35,9 @@ REMOTE = "git@github.com:acme/shop.git"
 
 def thatch_command() -> list[str]:
     """How to run this installation's ``thatch``: the console script beside the interpreter."""
-    script = Path(sys.executable).with_name("thatch")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "thatch"]
+    from thatch.setup.launcher import direct_command
+
+    return list(direct_command())
 
 
 def _step(number: int, title: str, how: str) -> None:

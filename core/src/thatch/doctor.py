@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import os
-import re
-import shutil
+import shlex
 import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import attrs
 
@@ -46,36 +44,105 @@ def run_checks(home: str | None = None, cwd: Path | None = None) -> list[Check]:
         ("log", lambda: _log(located)),
     ]
     checks = [_guarded(name, check) for name, check in named]
-    for name, found in (
-        ("harness configs", lambda: list(_harness_configs(project))),
-        ("harness setups", lambda: list(_harness_setups(home, project))),
-    ):
-        try:
-            checks.extend(found())
-        except Exception as exc:
-            checks.append(_failed(name, exc))
+    try:
+        checks.extend(_harness_checks(home, project))
+    except Exception as exc:
+        checks.append(_failed("harness setup", exc))
     return checks
 
 
-def _harness_setups(home: str | None, project: Path) -> Iterator[Check]:
-    """Each harness plugin's own verdict on its setup, for the harnesses in use here."""
+def _harness_checks(home: str | None, project: Path) -> Iterator[Check]:
+    """The harnesses set up for ``project`` (or globally): their problems, then their commands.
+
+    Only what ``thatch setup`` installed is checked (its manifest says where),
+    so a harness the user never chose is never warned about. A problem seen
+    from two scopes (a project setup also counts user-level config) is
+    reported once.
+    """
     from thatch.config import Config
     from thatch.plugins import Plugins
+    from thatch.setup import engine, launcher
     from thatch.setup.model import SetupContext
 
     config = Config.load(home)
-    for target in Plugins.load(config).setup_targets():
-        context = SetupContext(
-            scope="project", project=project, user_home=Path.home(), command=("thatch",)
+    # Keyed as setup keys them: the project's real path, the home as it is.
+    scopes = {f"project:{project.resolve()}": project, f"global:{Path.home()}": None}
+    installs = [i for i in engine.status(config.paths.state_dir) if i.scope in scopes]
+    if not installs:
+        yield Check(
+            "harness setup",
+            "warn",
+            f"no harness is set up for {project}, nor for all your projects",
+            "thatch setup (asks), or thatch setup --claude / --cursor / --opencode",
         )
-        if not target.detect(context).found:
-            continue
-        problems = list(target.problems(context))
-        if problems:
-            fix = f"thatch setup --{target.name} (or --{target.name} --global)"
-            yield Check(f"{target.title} setup", "warn", "; ".join(problems), fix)
+        return
+    targets = {target.name: target for target in Plugins.load(config).setup_targets()}
+    command = launcher.choose().command
+    env = {"THATCH_HOME": str(config.paths.home)} if config.paths.home else {}
+    seen: set[str] = set()
+    for install in installs:
+        target = targets.get(install.target)
+        title = target.title if target is not None else install.target
+        scope, _, _ = install.scope.partition(":")
+        name = f"{title} setup ({scope})"
+        if target is None:
+            yield Check(
+                name,
+                "warn",
+                "set up, but its plugin is not installed",
+                f"thatch install {install.target}",
+            )
         else:
-            yield Check(f"{target.title} setup", "ok", "set up")
+            folder = scopes[install.scope]
+            context = SetupContext(
+                scope="project" if folder else "global",
+                project=folder,
+                user_home=Path.home(),
+                command=command,
+                env=env,
+            )
+            problems = [p for p in target.problems(context) if p not in seen]
+            seen.update(problems)
+            for problem in problems:
+                detail, _, fix = problem.partition("; fix: ")
+                yield Check(name, "warn", detail, fix)
+            if not problems:
+                yield Check(name, "ok", "set up")
+        # A program the plugin already reported as not found is not run again.
+        yield from _launch_checks(title, install, seen, skip_unfound=target is not None)
+
+
+def _launch_checks(
+    title: str, install: Any, seen: set[str], *, skip_unfound: bool
+) -> Iterator[Check]:
+    """Each way the installation's config starts thatch, run as the harness would."""
+    from thatch.setup import launcher, probe
+
+    values = [
+        value
+        for record in install.files
+        for value in [*(e.value for e in record.entries), *(i.item for i in record.items)]
+    ]
+    for launch in probe.launches(values):
+        if skip_unfound and launcher.program_problem(launch.program) is not None:
+            continue
+        failure = probe.problem(launch)
+        if failure is None:
+            continue
+        detail = f"{title} starts thatch as `{launch}`, which {failure}"
+        if detail in seen:
+            continue
+        seen.add(detail)
+        yield Check(f"{title} commands", "fail", detail, _rerun(install))
+
+
+def _rerun(install: Any) -> str:
+    from thatch.setup import launcher
+
+    scope, _, folder = install.scope.partition(":")
+    where = "--global" if scope == "global" else f"--project {shlex.quote(folder)}"
+    setup = shlex.join([*launcher.choose().command, "setup", f"--{install.target}"])
+    return launcher.unrunnable_fix(f"{setup} {where}")
 
 
 def show_checks(checks: list[Check]) -> None:
@@ -175,19 +242,42 @@ def _runtime_dir(located: rundir.RunDir) -> Check:
     return Check("socket permissions", "ok", f"{folder} is private to you")
 
 
+#: Seconds doctor waits for the daemon's answer before calling it hung.
+DAEMON_ANSWER_SECONDS = 1.5
+
+
 def _daemon(located: rundir.RunDir) -> Check:
     import thatch
     from thatch.daemon.handlers import version_tuple
 
     message = {"protocol": wire.PROTOCOL, "client": "0", "op": "status"}
+    pid = _daemon_pid(located)
+    # Kill, not 'daemon stop': a daemon that does not answer cannot be asked to stop.
+    kill = f"kill {pid or '<pid of thatch daemon run>'}; the next hook starts a new daemon"
     try:
-        status = wire.request(located.socket_path, message, timeout=5.0)
-    except (OSError, wire.WireError):
+        status = wire.request(located.socket_path, message, timeout=DAEMON_ANSWER_SECONDS)
+    except TimeoutError:
         return Check(
             "daemon",
-            "warn",
-            "not running (hooks and 'thatch mcp' start it on demand)",
-            "'thatch daemon start' starts it now; 'thatch daemon run' shows why it fails to",
+            "fail",
+            f"hung: the daemon (pid {pid or '?'}) accepts connections but did not answer "
+            f"within {DAEMON_ANSWER_SECONDS} s (stopped, or stuck); hooks get no nudges",
+            kill,
+        )
+    except (OSError, wire.WireError):
+        if pid is None:
+            return Check(
+                "daemon",
+                "warn",
+                "not running (hooks and 'thatch mcp' start it on demand)",
+                "'thatch daemon start' starts it now; 'thatch daemon run' shows why it fails to",
+            )
+        return Check(
+            "daemon",
+            "fail",
+            f"the daemon (pid {pid or '?'}) is running but nothing answers on "
+            f"{located.socket_path} (the socket is gone); hooks get no nudges",
+            kill,
         )
     version = str(status.get("version", "?"))
     if version_tuple(version) < version_tuple(thatch.__version__):
@@ -198,6 +288,19 @@ def _daemon(located: rundir.RunDir) -> Check:
             "'thatch daemon stop'; the next hook starts the new version",
         )
     return Check("daemon", "ok", f"pid {status.get('pid')}, version {version}")
+
+
+def _daemon_pid(located: rundir.RunDir) -> int | None:
+    """The daemon's pid while one holds the lock (a dead daemon's pid file does not count)."""
+    from thatch.daemon import lock
+
+    if not lock.is_held(located.lock_path):
+        return None
+    try:
+        with open(located.pid_path, encoding="ascii") as handle:
+            return int(handle.read().strip())
+    except (OSError, ValueError):
+        return 0
 
 
 def _spool(located: rundir.RunDir) -> Check:
@@ -226,93 +329,3 @@ def _spool(located: rundir.RunDir) -> Check:
 
 def _log(located: rundir.RunDir) -> Check:
     return Check("log", "ok", located.log_path)
-
-
-#: Harness config files that can run thatch, relative to the project (or ~ with "~/").
-HARNESS_FILES = (
-    ("Claude Code hooks", ".claude/settings.json"),
-    ("Claude Code hooks", ".claude/settings.local.json"),
-    ("Claude Code hooks", "~/.claude/settings.json"),
-    ("Claude Code MCP", ".mcp.json"),
-    ("Claude Code MCP", "~/.claude.json"),
-    ("Cursor hooks", ".cursor/hooks.json"),
-    ("Cursor hooks", "~/.cursor/hooks.json"),
-    ("Cursor MCP", ".cursor/mcp.json"),
-    ("Cursor MCP", "~/.cursor/mcp.json"),
-    ("opencode", "opencode.json"),
-    ("opencode", "~/.config/opencode/opencode.json"),
-)
-
-
-def _harness_configs(project: Path) -> Iterator[Check]:
-    found = False
-    for harness, relative in HARNESS_FILES:
-        path = Path(relative).expanduser() if relative.startswith("~") else project / relative
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (FileNotFoundError, IsADirectoryError, PermissionError, UnicodeDecodeError):
-            continue
-        if "thatch" not in text:
-            continue
-        found = True
-        yield _harness_file(harness, path, text)
-    if not found:
-        yield Check(
-            "harness configs",
-            "warn",
-            f"no Claude Code, Cursor or opencode config mentions thatch for {project}",
-            "register 'thatch mcp' and the hook commands (see docs/user-guide.md, Harnesses)",
-        )
-
-
-def _harness_file(harness: str, path: Path, text: str) -> Check:
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        if path.name.endswith(".jsonc") or path.name == "opencode.json":
-            return Check(harness, "ok", f"{path} mentions thatch (JSONC, not parsed)")
-        return Check(harness, "fail", f"{path} is not valid JSON: {exc}", f"fix {path}")
-    missing = sorted({cmd for cmd in _commands(data) if not _runnable(cmd)})
-    if missing:
-        return Check(
-            harness,
-            "fail",
-            f"{path} runs {', '.join(missing)}, which is not on PATH",
-            "use the absolute path of thatch (see 'which thatch') in that file",
-        )
-    return Check(harness, "ok", f"{path} runs thatch")
-
-
-def _commands(data: object) -> Iterator[str]:
-    """Every executable named in a "command" that mentions thatch, at any depth."""
-    if isinstance(data, dict):
-        for key, value in data.items():
-            if key == "command" and isinstance(value, str) and "thatch" in value:
-                program = _program(value)
-                if program:
-                    yield program
-            elif key == "command" and isinstance(value, list) and value:
-                if any("thatch" in str(part) for part in value):
-                    yield str(value[0])
-            else:
-                yield from _commands(value)
-    elif isinstance(data, list):
-        for item in data:
-            yield from _commands(item)
-
-
-def _program(command_line: str) -> str | None:
-    """The program a shell command line runs, after any ``NAME=value`` assignments."""
-    import shlex
-
-    try:
-        words = shlex.split(command_line)
-    except ValueError:
-        return None
-    return next((w for w in words if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", w)), None)
-
-
-def _runnable(command: str) -> bool:
-    if os.sep in command:
-        return os.access(command, os.X_OK)
-    return shutil.which(command) is not None

@@ -41,6 +41,10 @@ def build_parser() -> argparse.ArgumentParser:
         description="Memory and a user decision model for AI coding agents, kept on your machine.",
         parents=[common],
     )
+    from thatch import __version__
+
+    # `thatch --version` is also how doctor checks that a configured command starts.
+    parser.add_argument("--version", action="version", version=f"thatch {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def add(

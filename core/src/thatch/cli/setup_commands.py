@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -13,7 +13,7 @@ from thatch.cli.output import emit, note
 from thatch.config import Config
 from thatch.errors import InvalidInputError, ThatchError
 from thatch.plugins import Plugins
-from thatch.setup import engine
+from thatch.setup import engine, launcher
 from thatch.setup.model import SetupContext, SetupTarget
 
 #: Exit status when there is nothing to do until the user names a harness.
@@ -27,36 +27,50 @@ def setup(args: argparse.Namespace) -> int:
     state_dir = config.paths.state_dir
     if args.status:
         return emit(args.json, _status(targets, args, config), _show_status)
-    chosen = _choose(targets, args, config)
+    asking = not args.harnesses and not args.uninstall and not args.yes and sys.stdin.isatty()
+    if asking:
+        chosen = _interview(targets, args, config)
+        if chosen is None:
+            return NEEDS_CHOICE
+    else:
+        chosen = _choose(targets, args, config)
     if not chosen:
         _show_status(_status(targets, args, config))
         note("\nname the harnesses to set up: thatch setup --claude --cursor --opencode")
         return NEEDS_CHOICE
-    results = []
+    missing = [name for name in chosen if name not in targets]
+    if missing:
+        raise ThatchError(
+            f"the {missing[0]} plugin is not installed; run 'thatch install {missing[0]}' first"
+        )
+    chosen_launcher = launcher.choose()
+    if not args.json and not args.uninstall:
+        print(f"harnesses will run: {shlex.join(chosen_launcher.command)}")
+        print(f"  because {chosen_launcher.reason}")
+    # Every harness is planned before any is written: a refusal (a file the
+    # harness would ignore) leaves all of them as they were.
+    planned = []
     for name in chosen:
-        target = targets.get(name)
-        if target is None:
-            raise ThatchError(
-                f"the {name} plugin is not installed; run 'thatch install {name}' first"
-            )
-        results.append(_one(target, _context(args, config, name), state_dir, args))
+        context = _context(args, config, name, chosen_launcher)
+        edits = _plan(targets[name], context, state_dir, uninstall=args.uninstall)
+        planned.append((targets[name], engine.scope_key(context), edits))
+    results = [_one(target, key, edits, state_dir, args) for target, key, edits in planned]
     if args.json:
+        for result in results:
+            result["command"] = list(chosen_launcher.command)
+            result["command_reason"] = chosen_launcher.reason
         return emit(True, results, lambda _: None)
+    if not args.dry_run and not args.uninstall:
+        _next_steps([targets[name] for name in chosen], args)
     return 0
 
 
-def thatch_command() -> tuple[str, ...]:
-    """How harnesses should run thatch: the bare name when PATH finds this one, else its path."""
-    ours = Path(sys.executable).with_name("thatch")
-    on_path = shutil.which("thatch")
-    if on_path and ours.exists() and Path(on_path).resolve() == ours.resolve():
-        return ("thatch",)
-    if ours.exists():
-        return (str(ours),)
-    return (sys.executable, "-m", "thatch")
-
-
-def _context(args: argparse.Namespace, config: Config, name: str) -> SetupContext:
+def _context(
+    args: argparse.Namespace,
+    config: Config,
+    name: str,
+    chosen: launcher.Launcher | None = None,
+) -> SetupContext:
     scope = "global" if args.global_scope else "project"
     project = None
     if scope == "project":
@@ -64,46 +78,135 @@ def _context(args: argparse.Namespace, config: Config, name: str) -> SetupContex
         if not project.is_dir():
             raise InvalidInputError(f"project folder {project} does not exist; pass --project DIR")
     env = {"THATCH_HOME": str(config.paths.home)} if config.paths.home else {}
+    command = (chosen or launcher.choose()).command
     return SetupContext(
-        scope=scope, project=project, user_home=Path.home(), command=thatch_command(), env=env
+        scope=scope, project=project, user_home=Path.home(), command=command, env=env
     )
 
 
 def _choose(targets: dict[str, SetupTarget], args: argparse.Namespace, config: Config) -> list[str]:
-    """The harnesses named by flags; else asked on a terminal; else, with --yes, those detected."""
+    """The harnesses named by flags; else, with --yes, those detected; else none."""
     if args.harnesses:
         return list(dict.fromkeys(args.harnesses))
-    if args.uninstall:
-        return []  # removing config is never guessed
-    detected = [
+    if args.uninstall or not args.yes:
+        return []  # removing config is never guessed, nor is a choice in a script
+    return _detected(targets, args, config)
+
+
+def _detected(
+    targets: dict[str, SetupTarget], args: argparse.Namespace, config: Config
+) -> list[str]:
+    return [
         name
         for name, target in targets.items()
         if target.detect(_context(args, config, name)).found
     ]
-    if args.yes:
-        return detected
-    if not sys.stdin.isatty():
-        return []
-    return [name for name in targets if _ask(targets[name], default=name in detected)]
 
 
-def _ask(target: SetupTarget, *, default: bool) -> bool:
-    hint = "Y/n" if default else "y/N"
-    try:
-        answer = input(f"set up {target.title}? [{hint}] ").strip().lower()
-    except EOFError:
-        return False
-    return default if not answer else answer.startswith("y")
+def _interview(
+    targets: dict[str, SetupTarget], args: argparse.Namespace, config: Config
+) -> list[str] | None:
+    """Ask on a terminal: scope, harnesses, then the plan. None: the user stopped."""
+    print(
+        "thatch setup connects thatch to your coding agents. For each harness you choose it "
+        "registers\nthe MCP server (the memory tools), hooks (nudges on each prompt and tool "
+        "call) and short\ninstructions. Nothing is written before you have seen the plan.\n"
+    )
+    if not args.global_scope and args.project is None:
+        here = Path.cwd()
+        answer = ask(f"set up for this project ({here}) or for all your projects?", "P/g", "p")
+        if answer is None:
+            return None
+        args.global_scope = answer == "g"
+    where = "all your projects (user-level config)" if args.global_scope else "this project"
+    print(f"scope: {where}\n")
+    detected = set(_detected(targets, args, config))
+    chosen = []
+    for name, target in targets.items():
+        found = " (detected)" if name in detected else ""
+        default = "y" if name in detected else "n"
+        answer = ask(f"set up {target.title}{found}?", "Y/n" if found else "y/N", default)
+        if answer is None:
+            return None
+        if answer == "y":
+            chosen.append(name)
+    if not chosen:
+        print("nothing chosen; nothing written")
+        return None
+    print("\nthe plan:")
+    for name in chosen:
+        target = targets[name]
+        context = _context(args, config, name)
+        edits = _plan(target, context, config.paths.state_dir, uninstall=False)
+        changed = [edit for edit in edits if edit.changed]
+        print(f"  {target.title} ({engine.scope_key(context)}):")
+        for edit in changed:
+            verb = "create" if edit.old is None else ("delete" if edit.new is None else "change")
+            print(f"    {verb} {edit.path}")
+        if not changed:
+            print("    nothing to change")
+    while True:
+        answer = ask("\nwrite these files? (d shows the diff)", "Y/n/d", "y", extra="d")
+        if answer is None or answer == "n":
+            print("nothing written")
+            return None
+        if answer == "y":
+            return chosen
+        for name in chosen:
+            edits = _plan(targets[name], _context(args, config, name), config.paths.state_dir)
+            print(engine.diff(edits), end="")
+
+
+def ask(question: str, hint: str, default: str, *, extra: str = "") -> str | None:
+    """One answer among y / n (and ``extra``'s letters), asked again until it is one.
+
+    Enter takes ``default``; end of input (Ctrl-D) gives None.
+    """
+    words = {"y": "y", "yes": "y", "n": "n", "no": "n", "p": "p", "project": "p"}
+    words.update({"g": "g", "global": "g"})
+    allowed = {letter.lower() for letter in hint.replace("/", "")} | set(extra)
+    while True:
+        try:
+            reply = input(f"{question} [{hint}] ").strip().lower()
+        except EOFError:
+            print()
+            return None
+        if not reply:
+            return default
+        answer = words.get(reply, reply)
+        if answer in allowed:
+            return answer
+        choices = " or ".join(sorted(allowed))
+        print(f"please answer {choices} (Enter: {default})")
+
+
+def _plan(
+    target: SetupTarget, context: SetupContext, state_dir: Path, *, uninstall: bool = False
+) -> list[engine.FileEdit]:
+    key = engine.scope_key(context)
+    if uninstall:
+        return engine.plan_uninstall(state_dir, target.name, key)
+    return engine.plan(target.changes(context), engine.installed(state_dir, target.name, key))
+
+
+def _next_steps(targets: list[SetupTarget], args: argparse.Namespace) -> None:
+    titles = " / ".join(target.title for target in targets)
+    print(
+        f"\nnext: start a new {titles} session"
+        + ("" if args.global_scope else " in this project")
+        + "; the first prompt starts thatch's daemon.\n"
+        "  thatch doctor          checks that every hook and the MCP server can run\n"
+        "  thatch setup --status  shows what is set up where"
+    )
 
 
 def _one(
-    target: SetupTarget, context: SetupContext, state_dir: Path, args: argparse.Namespace
+    target: SetupTarget,
+    key: str,
+    edits: list[engine.FileEdit],
+    state_dir: Path,
+    args: argparse.Namespace,
 ) -> dict[str, Any]:
-    key = engine.scope_key(context)
-    if args.uninstall:
-        edits = engine.plan_uninstall(state_dir, target.name, key)
-    else:
-        edits = engine.plan(target.changes(context), engine.installed(state_dir, target.name, key))
     changed = [edit for edit in edits if edit.changed]
     verb = "uninstall" if args.uninstall else "setup"
     result: dict[str, Any] = {"harness": target.name, "scope": key, "action": verb}

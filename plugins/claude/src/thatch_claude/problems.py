@@ -8,13 +8,13 @@ the user level provides too (a user-scope MCP server, hooks in
 from __future__ import annotations
 
 import json
-import os
 import re
 import shlex
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from thatch.setup.launcher import program_problem, unrunnable_fix
 from thatch.setup.model import SetupContext
 
 from thatch_claude import HARNESS
@@ -36,19 +36,29 @@ def find_problems(context: SetupContext, which: Which) -> list[str]:
     files = files_for(context)
     fix = _fix(context)
     configs = _Configs()
+    # What cannot be started, by why: a bare `thatch` missing from the
+    # harness's PATH is one problem, however many entries run it.
+    unstartable: dict[str, list[str]] = {}
     found = [
-        *_mcp_problems(files, configs, which, fix),
-        *_hook_problems(files, configs, which, fix),
+        *_mcp_problems(files, configs, which, fix, unstartable),
+        *_hook_problems(files, configs, which, fix, unstartable),
     ]
+    unrunnable = f"fix: {unrunnable_fix(_setup_command(context))}"
+    found.extend(
+        f"{' and '.join(what)} run{'s' if len(what) == 1 else ''} {why}; {unrunnable}"
+        for why, what in unstartable.items()
+    )
     return [*configs.problems, *found]
 
 
-def _fix(context: SetupContext) -> str:
+def _setup_command(context: SetupContext) -> str:
     if context.scope == "global" or context.project is None:
-        command = context.run("setup", f"--{HARNESS}", "--global")
-    else:
-        command = context.run("setup", f"--{HARNESS}", "--project", str(context.project))
-    return f"fix: run `{command}`"
+        return context.run("setup", f"--{HARNESS}", "--global")
+    return context.run("setup", f"--{HARNESS}", "--project", str(context.project))
+
+
+def _fix(context: SetupContext) -> str:
+    return f"fix: run `{_setup_command(context)}`"
 
 
 class _Configs:
@@ -91,7 +101,13 @@ def _lookup(data: Any, *keys: str) -> Any:
 
 
 # -- the MCP server -----------------------------------------------------------------
-def _mcp_problems(files: ClaudeFiles, configs: _Configs, which: Which, fix: str) -> list[str]:
+def _mcp_problems(
+    files: ClaudeFiles,
+    configs: _Configs,
+    which: Which,
+    fix: str,
+    unstartable: dict[str, list[str]],
+) -> list[str]:
     user = configs.read(files.user_config)
     servers = [(files.user_config, _lookup(user, "mcpServers", SERVER_NAME))]
     if files.project_key is not None:
@@ -114,7 +130,7 @@ def _mcp_problems(files: ClaudeFiles, configs: _Configs, which: Which, fix: str)
     problems = [
         problem
         for path, server in registered
-        if (problem := _server_problem(path, server, which, fix)) is not None
+        if (problem := _server_problem(path, server, which, fix, unstartable)) is not None
     ]
     only_shared = all(path == files.mcp_file for path, _ in registered)
     if only_shared and files.project_key is not None and not _approved(files, configs):
@@ -128,14 +144,15 @@ def _mcp_problems(files: ClaudeFiles, configs: _Configs, which: Which, fix: str)
     return problems
 
 
-def _server_problem(path: Path, server: Any, which: Which, fix: str) -> str | None:
+def _server_problem(
+    path: Path, server: Any, which: Which, fix: str, unstartable: dict[str, list[str]]
+) -> str | None:
     command = server.get("command") if isinstance(server, Mapping) else None
     if not isinstance(command, str) or not command:
         return f"the '{SERVER_NAME}' MCP server in {path} has no command; {fix}"
-    if not _runnable(command, which):
-        return (
-            f"the '{SERVER_NAME}' MCP server in {path} runs '{command}', which is not found; {fix}"
-        )
+    problem = program_problem(command, which)
+    if problem is not None:
+        unstartable.setdefault(problem, []).append(f"the '{SERVER_NAME}' MCP server in {path}")
     return None
 
 
@@ -161,7 +178,13 @@ def _approved(files: ClaudeFiles, configs: _Configs) -> bool:
 
 
 # -- hooks --------------------------------------------------------------------------
-def _hook_problems(files: ClaudeFiles, configs: _Configs, which: Which, fix: str) -> list[str]:
+def _hook_problems(
+    files: ClaudeFiles,
+    configs: _Configs,
+    which: Which,
+    fix: str,
+    unstartable: dict[str, list[str]],
+) -> list[str]:
     # event -> (settings file, program) of each hook that runs ``thatch hook claude EVENT``
     found: dict[str, list[tuple[Path, str]]] = {}
     for path in _settings_files(files):
@@ -187,12 +210,12 @@ def _hook_problems(files: ClaudeFiles, configs: _Configs, which: Which, fix: str
     broken: dict[tuple[Path, str], list[str]] = {}
     for event, hooks in found.items():
         for path, program in hooks:
-            if not _runnable(program, which):
-                broken.setdefault((path, program), []).append(event)
-    for (path, program), events in broken.items():
-        problems.append(
-            f"the thatch hooks for {', '.join(events)} in {path} run '{program}', "
-            f"which is not found; {fix}"
+            problem = program_problem(program, which)
+            if problem is not None:
+                broken.setdefault((path, problem), []).append(event)
+    for (path, problem), events in broken.items():
+        unstartable.setdefault(problem, []).append(
+            f"the thatch hooks for {', '.join(events)} in {path}"
         )
     return problems
 
@@ -233,10 +256,3 @@ def _thatch_hook_program(command: str, event: str) -> str | None:
     if not any(words[i : i + 3] == wanted for i in range(len(words) - 2)):
         return None
     return next(word for word in words if not _ASSIGNMENT.match(word))
-
-
-def _runnable(program: str, which: Which) -> bool:
-    if os.sep in program or (os.altsep and os.altsep in program):
-        path = Path(program).expanduser()
-        return path.is_file() and os.access(path, os.X_OK)
-    return which(program) is not None

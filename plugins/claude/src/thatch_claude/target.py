@@ -7,16 +7,21 @@
   ``~/.claude.json``.
 - One hook per event in :data:`HOOK_EVENTS`, each running
   ``thatch hook claude EVENT``.
-- A marked block in ``CLAUDE.md`` and the skills in ``~/.claude/skills``.
+- A marked block in ``CLAUDE.md`` and the skills in ``~/.claude/skills``
+  (shared by every project's setup: the last uninstall takes them back).
+
+Claude Code ignores a JSON file with comments or trailing commas, so every
+JSON change is ``strict_for`` Claude Code: setup refuses such a file
+instead of editing it.
 """
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
+from thatch.setup.launcher import harness_which
 from thatch.setup.model import (
     Change,
     Detection,
@@ -33,10 +38,13 @@ from thatch_claude.instructions import BLOCK_NAME, instructions_block, skills
 
 #: The hooks setup installs. PostToolBatch reports every tool call, so
 #: PostToolUse is left out: with both, each call would be queued twice.
+#: PostToolUseFailure is the only one that says a call failed and why; the
+#: batch then leaves that call out (see thatch_claude.failures).
 HOOK_EVENTS = (
     "SessionStart",
     "UserPromptSubmit",
     "PostToolBatch",
+    "PostToolUseFailure",
     "Stop",
     "SubagentStop",
     "PreCompact",
@@ -44,7 +52,7 @@ HOOK_EVENTS = (
 )
 
 #: Events about tools: their hook entries need a matcher ("*": every tool).
-TOOL_EVENTS = frozenset({"PostToolUse", "PostToolBatch"})
+TOOL_EVENTS = frozenset({"PostToolUse", "PostToolUseFailure", "PostToolBatch"})
 
 #: Seconds Claude Code waits for a thatch hook; the command answers well within it.
 HOOK_TIMEOUT = 10
@@ -56,8 +64,8 @@ class ClaudeTarget:
 
     name: str = HARNESS
     title: str = "Claude Code"
-    #: Finds a program on PATH (``shutil.which``); tests pass a fake.
-    which: Callable[[str], str | None] = shutil.which
+    #: Finds a program as the harness would (the user's PATH, no virtualenv); tests pass a fake.
+    which: Callable[[str], str | None] = harness_which
 
     def detect(self, context: SetupContext) -> Detection:
         """Claude Code is in use if ``~/.claude``, the project's ``.claude`` or ``claude`` exist."""
@@ -74,15 +82,27 @@ class ClaudeTarget:
     def changes(self, context: SetupContext) -> Sequence[Change]:
         """The MCP server, the hooks, the CLAUDE.md block and the skills for ``context``."""
         files = files_for(context)
+        # Claude Code reads all its JSON files strictly: one with a comment
+        # or a trailing comma is ignored, so setup must not report it written.
+        strict = self.title
         changes: list[Change] = [
-            JsonEntry(files.mcp_file, ("mcpServers", SERVER_NAME), mcp_server(context))
+            JsonEntry(
+                files.mcp_file, ("mcpServers", SERVER_NAME), mcp_server(context), strict_for=strict
+            )
         ]
         if files.local_settings is not None:
             changes.append(
-                JsonListItem(files.local_settings, ("enabledMcpjsonServers",), SERVER_NAME)
+                JsonListItem(
+                    files.local_settings,
+                    ("enabledMcpjsonServers",),
+                    SERVER_NAME,
+                    strict_for=strict,
+                )
             )
         changes.extend(
-            JsonListItem(files.settings, ("hooks", event), hook_entry(context, event))
+            JsonListItem(
+                files.settings, ("hooks", event), hook_entry(context, event), strict_for=strict
+            )
             for event in HOOK_EVENTS
         )
         changes.append(TextBlock(files.instructions, BLOCK_NAME, instructions_block()))

@@ -7,13 +7,13 @@ by their arguments, whatever program path setup wrote.
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from thatch.setup.launcher import program_problem, unrunnable_fix
 from thatch.setup.model import SetupContext
 
 from thatch_cursor import HARNESS, jsonfile
@@ -29,21 +29,26 @@ _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 def find_problems(context: SetupContext, paths: CursorPaths, which: Which) -> list[str]:
     """Every problem of the Cursor files for ``context`` (empty: set up well)."""
     fix = _fix(context)
-    found = _hook_problems(paths.hooks, fix, which)
-    found.extend(_mcp_problems(paths.mcp, fix, which))
+    unrunnable = f"fix: {unrunnable_fix(_setup_command(context))}"
+    found = _hook_problems(paths.hooks, fix, which, unrunnable)
+    found.extend(_mcp_problems(paths.mcp, fix, which, unrunnable))
     if paths.rule is not None:
         found.extend(_rule_problems(paths.rule, fix))
     return found
 
 
+def _setup_command(context: SetupContext) -> str:
+    if context.scope == "global":
+        return context.run("setup", f"--{HARNESS}", "--global")
+    return context.run("setup", f"--{HARNESS}", "--project", str(context.project))
+
+
 def _fix(context: SetupContext) -> str:
     """The command that repairs this scope's setup, as a sentence ending."""
-    if context.scope == "global":
-        return "run 'thatch setup --cursor --global'"
-    return f"run '{shlex.join(['thatch', 'setup', '--cursor', '--project', str(context.project)])}'"
+    return f"fix: run `{_setup_command(context)}`"
 
 
-def _hook_problems(path: Path, fix: str, which: Which) -> list[str]:
+def _hook_problems(path: Path, fix: str, which: Which, unrunnable: str) -> list[str]:
     data, problem = _read(path, fix, "Cursor's hooks are not set up")
     if problem:
         return [problem]
@@ -68,11 +73,11 @@ def _hook_problems(path: Path, fix: str, which: Which) -> list[str]:
             f"{path} runs thatch more than once on {', '.join(doubled)}; "
             "keep one 'hook cursor' entry per event"
         )
-    found.extend(_unrunnable(path, programs, fix, which))
+    found.extend(_unrunnable(path, programs, unrunnable, which))
     return found
 
 
-def _mcp_problems(path: Path, fix: str, which: Which) -> list[str]:
+def _mcp_problems(path: Path, fix: str, which: Which, unrunnable: str) -> list[str]:
     data, problem = _read(path, fix, "Cursor has no thatch MCP server")
     if problem:
         return [problem]
@@ -83,7 +88,7 @@ def _mcp_problems(path: Path, fix: str, which: Which) -> list[str]:
     command, args = server.get("command"), server.get("args", [])
     if not isinstance(command, str) or not isinstance(args, list) or not args or args[-1] != "mcp":
         return [f"{path}: the \"thatch\" server does not run 'thatch mcp'; {fix}"]
-    return _unrunnable(path, [command], fix, which)
+    return _unrunnable(path, [command], unrunnable, which)
 
 
 def _rule_problems(path: Path, fix: str) -> list[str]:
@@ -141,18 +146,6 @@ def _runs_hook(argv: list[str], event: str) -> bool:
 
 
 def _unrunnable(path: Path, programs: list[str], fix: str, which: Which) -> list[str]:
-    """A problem for each distinct program that cannot be started."""
-    found = []
-    for program in dict.fromkeys(programs):
-        if os.sep in program or (os.altsep and os.altsep in program):
-            if not (os.path.isfile(program) and os.access(program, os.X_OK)):
-                found.append(
-                    f"{path} runs {program!r}, which is not an executable file; {fix} "
-                    "to write the current path"
-                )
-        elif which(program) is None:
-            found.append(
-                f"{path} runs {program!r}, which is not on PATH; {fix} "
-                "(it writes thatch's absolute path when thatch is not on PATH)"
-            )
-    return found
+    """A problem for each distinct program that Cursor cannot start."""
+    problems = (program_problem(program, which) for program in dict.fromkeys(programs))
+    return [f"{path} runs {problem}; {fix}" for problem in problems if problem is not None]

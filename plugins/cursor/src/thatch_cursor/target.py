@@ -13,12 +13,12 @@ Project scope writes into ``PROJECT/.cursor/``, global scope into
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import attrs
 from thatch.errors import InvalidInputError
+from thatch.setup.launcher import harness_which
 from thatch.setup.model import (
     Change,
     Detection,
@@ -109,7 +109,7 @@ class CursorTarget:
     name: str = HARNESS
     title: str = "Cursor"
     #: Finds a program on PATH; tests replace it.
-    which: Callable[[str], str | None] = attrs.field(default=shutil.which, repr=False)
+    which: Callable[[str], str | None] = attrs.field(default=harness_which, repr=False)
 
     def detect(self, context: SetupContext) -> Detection:
         """Cursor's folders (``~/.cursor``, the project's ``.cursor``) and programs on PATH."""

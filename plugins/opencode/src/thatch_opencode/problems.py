@@ -7,13 +7,12 @@ by what they run, whatever program path setup wrote.
 
 from __future__ import annotations
 
-import os
-import shlex
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from thatch.errors import InvalidInputError
+from thatch.setup.launcher import program_problem, unrunnable_fix
 from thatch.setup.model import SetupContext
 
 from thatch_opencode import HARNESS
@@ -27,9 +26,10 @@ Which = Callable[[str], str | None]
 def find_problems(context: SetupContext, paths: OpencodePaths, which: Which) -> list[str]:
     """Every problem of the opencode files for ``context`` (empty: set up well)."""
     fix = _fix(context)
+    unrunnable = f"fix: {unrunnable_fix(_setup_command(context))}"
     configs, found = _read_configs(paths.config_folder, fix)
-    found.extend(_server_problems(configs, paths, fix, which))
-    found.extend(_plugin_problems(paths.plugin, fix, which))
+    found.extend(_server_problems(configs, paths, fix, which, unrunnable))
+    found.extend(_plugin_problems(paths.plugin, fix, which, unrunnable))
     if context.scope == "project":
         found.extend(_block_problems(paths.instructions, fix))
     else:
@@ -37,12 +37,15 @@ def find_problems(context: SetupContext, paths: OpencodePaths, which: Which) -> 
     return found
 
 
+def _setup_command(context: SetupContext) -> str:
+    if context.scope == "global":
+        return context.run("setup", f"--{HARNESS}", "--global")
+    return context.run("setup", f"--{HARNESS}", "--project", str(context.project))
+
+
 def _fix(context: SetupContext) -> str:
     """The command that repairs this scope's setup, as a sentence ending."""
-    if context.scope == "global":
-        return f"run 'thatch setup --{HARNESS} --global'"
-    argv = ["thatch", "setup", f"--{HARNESS}", "--project", str(context.project)]
-    return f"run '{shlex.join(argv)}'"
+    return f"fix: run `{_setup_command(context)}`"
 
 
 def _read_configs(folder: Path, fix: str) -> tuple[dict[Path, dict[str, Any]], list[str]]:
@@ -74,7 +77,11 @@ def _read_configs(folder: Path, fix: str) -> tuple[dict[Path, dict[str, Any]], l
 
 
 def _server_problems(
-    configs: dict[Path, dict[str, Any]], paths: OpencodePaths, fix: str, which: Which
+    configs: dict[Path, dict[str, Any]],
+    paths: OpencodePaths,
+    fix: str,
+    which: Which,
+    unrunnable: str,
 ) -> list[str]:
     servers = [
         (path, data["mcp"]["thatch"])
@@ -98,10 +105,10 @@ def _server_problems(
             f'{path}: the thatch MCP server is disabled ("enabled": false); '
             "set it to true to use memory tools"
         ]
-    return _unrunnable(path, command[0], fix, which)
+    return _unrunnable(path, command[0], unrunnable, which)
 
 
-def _plugin_problems(plugin: Path, fix: str, which: Which) -> list[str]:
+def _plugin_problems(plugin: Path, fix: str, which: Which, unrunnable: str) -> list[str]:
     try:
         source = plugin.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -113,7 +120,7 @@ def _plugin_problems(plugin: Path, fix: str, which: Which) -> list[str]:
     command = rendered_command(source)
     if command is None:
         return [f"{plugin} has no command to run thatch; {fix}"]
-    return _unrunnable(plugin, command[0], fix, which)
+    return _unrunnable(plugin, command[0], unrunnable, which)
 
 
 def _block_problems(agents: Path, fix: str) -> list[str]:
@@ -150,11 +157,6 @@ def _is_command(value: Any) -> bool:
 
 
 def _unrunnable(where: Path, program: str, fix: str, which: Which) -> list[str]:
-    """A problem when ``program`` (a bare name or a path) cannot be run from here."""
-    if os.sep in program or (os.altsep and os.altsep in program):
-        if os.path.isfile(program) and os.access(program, os.X_OK):
-            return []
-        return [f"{where} runs {program}, which is missing or not executable; {fix}"]
-    if which(program):
-        return []
-    return [f"{where} runs '{program}', which is not on PATH; {fix}"]
+    """A problem when ``program`` (a bare name or a path) cannot be run by opencode."""
+    problem = program_problem(program, which)
+    return [] if problem is None else [f"{where} runs {problem}; {fix}"]

@@ -14,12 +14,12 @@ folder (``~/.config/opencode``):
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
+from thatch.setup.launcher import harness_which
 from thatch.setup.model import (
     Change,
     Detection,
@@ -112,7 +112,7 @@ class OpencodeTarget:
     name: str = HARNESS
     title: str = "opencode"
     #: Finds a program on PATH; tests replace it.
-    which: Callable[[str], str | None] = attrs.field(default=shutil.which, repr=False)
+    which: Callable[[str], str | None] = attrs.field(default=harness_which, repr=False)
     #: The environment read for ``XDG_CONFIG_HOME`` (None: the process's own).
     environ: Mapping[str, str] | None = attrs.field(default=None, repr=False)
 
