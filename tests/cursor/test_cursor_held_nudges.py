@@ -126,7 +126,10 @@ def test_another_conversations_tool_call_gets_nothing(app: Runtime, send: Any) -
 
 def test_decision_fires_are_logged_when_the_nudge_is_delivered(app: Runtime, send: Any) -> None:
     th = app.thatch
-    th.decisions.update("adding partial refunds", "reuse the card refund flow", "create")
+    # Global, like the memory: the test process's own folder may be a repository.
+    th.decisions.update(
+        "adding partial refunds", "reuse the card refund flow", "create", store="global"
+    )
     send("beforeSubmitPrompt")
     assert th.storage.fires() == []
     delivered = context(send("postToolUse"))
