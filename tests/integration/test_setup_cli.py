@@ -116,3 +116,21 @@ def test_a_refused_claude_file_leaves_every_harness_unwritten(
     assert str(settings) in refused.stderr
     assert "strict JSON" in refused.stderr
     assert tree(project) == before  # Cursor's files were planned, never written
+
+
+@pytest.mark.parametrize("dry_run", [False, True], ids=["write", "dry-run"])
+def test_a_link_a_cloned_repository_plants_is_not_written_through(
+    thatch: Runner, tmp_path: Path, user_home: Path, dry_run: bool
+) -> None:
+    project, outside = tmp_path / "cloned", tmp_path / "outside"
+    project.mkdir()
+    outside.mkdir()
+    notes = outside / "notes.md"
+    notes.write_text("private notes\n")
+    (project / "CLAUDE.md").symlink_to(Path("..") / "outside" / "notes.md")
+    args = ["setup", "--claude", *(["--dry-run"] if dry_run else [])]
+    refused = thatch(*args, cwd=project, env={"HOME": str(user_home)}, check=False)
+    assert refused.returncode != 0
+    assert f"{project / 'CLAUDE.md'} is a symbolic link to {notes}" in refused.stderr
+    assert notes.read_text() == "private notes\n"
+    assert sorted(p.name for p in project.iterdir()) == ["CLAUDE.md"]

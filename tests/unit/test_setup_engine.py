@@ -144,7 +144,8 @@ def test_an_older_backup_is_never_overwritten(tmp_path: Path) -> None:
 
 
 def test_file_mode_is_kept_and_symlinks_are_followed(setup: Setup, tmp_path: Path) -> None:
-    dotfiles = tmp_path / "dotfiles"
+    # A link that stays in the project (one leaving it is refused: see below).
+    dotfiles = setup.project / "dotfiles"
     dotfiles.mkdir()
     real = dotfiles / "settings.json"
     real.write_text("{}\n")
@@ -159,6 +160,20 @@ def test_file_mode_is_kept_and_symlinks_are_followed(setup: Setup, tmp_path: Pat
     setup.uninstall()
     assert link.is_symlink()
     assert real.read_text() == "{}\n"
+
+
+def test_uninstall_refuses_a_file_a_link_now_sends_out_of_the_project(
+    setup: Setup, tmp_path: Path
+) -> None:
+    settings = setup.project / "settings.json"
+    setup.run([JsonListItem(settings, ("hooks", "Stop"), hook("thatch hook claude stop"))])
+    outside = tmp_path / "outside.json"
+    outside.write_text("{}\n")
+    settings.unlink()
+    settings.symlink_to(outside)
+    with pytest.raises(InvalidInputError, match="outside the project"):
+        setup.uninstall()
+    assert outside.read_text() == "{}\n"
 
 
 def test_executable_owned_file(setup: Setup) -> None:
@@ -541,3 +556,45 @@ def test_a_setup_that_no_longer_wants_a_shared_file_leaves_it_to_the_others(
     assert shared.skill.read_text() == "# Primer\n"
     shared.a.uninstall()
     assert tree(shared.home) == {}
+
+
+# -- symbolic links out of the project ---------------------------------------------------
+def test_a_link_out_of_the_project_is_refused(tmp_path: Path) -> None:
+    from thatch.errors import InvalidInputError
+    from thatch.setup.engine import plan
+    from thatch.setup.model import TextBlock
+
+    project, outside = tmp_path / "project", tmp_path / "outside"
+    project.mkdir()
+    outside.mkdir()
+    notes = outside / "notes.md"
+    notes.write_text("my notes\n")
+    (project / "CLAUDE.md").symlink_to(notes)
+    change = TextBlock(project / "CLAUDE.md", "thatch", "use thatch\n")
+    with pytest.raises(InvalidInputError) as refused:
+        plan([change], inside=project)
+    assert f"{project / 'CLAUDE.md'} is a symbolic link to {notes}" in str(refused.value)
+    assert "--global" in str(refused.value)
+    # A linked folder on the way counts too.
+    (project / ".claude").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(InvalidInputError, match=r"\.claude is a symbolic link"):
+        plan([TextBlock(project / ".claude" / "x.md", "thatch", "t\n")], inside=project)
+    assert notes.read_text() == "my notes\n"
+
+
+def test_links_that_stay_inside_or_a_global_setup_are_followed(tmp_path: Path) -> None:
+    from thatch.setup.engine import plan
+    from thatch.setup.model import TextBlock
+
+    project = tmp_path / "project"
+    (project / "docs").mkdir(parents=True)
+    (project / "docs" / "agents.md").write_text("")
+    (project / "CLAUDE.md").symlink_to(project / "docs" / "agents.md")
+    change = TextBlock(project / "CLAUDE.md", "thatch", "use thatch\n")
+    assert plan([change], inside=project)[0].changed
+    # Dotfile managers link ~/.claude/... into a repository: global setups follow links.
+    elsewhere = tmp_path / "dotfiles" / "CLAUDE.md"
+    elsewhere.parent.mkdir()
+    elsewhere.write_text("")
+    (tmp_path / "home-CLAUDE.md").symlink_to(elsewhere)
+    assert plan([TextBlock(tmp_path / "home-CLAUDE.md", "thatch", "t\n")])[0].changed

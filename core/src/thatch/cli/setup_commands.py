@@ -186,7 +186,8 @@ def _plan(
     key = engine.scope_key(context)
     if uninstall:
         return engine.plan_uninstall(state_dir, target.name, key)
-    return engine.plan(target.changes(context), engine.installed(state_dir, target.name, key))
+    installed = engine.installed(state_dir, target.name, key)
+    return engine.plan(target.changes(context), installed, inside=context.project)
 
 
 def _next_steps(targets: list[SetupTarget], args: argparse.Namespace) -> None:

@@ -116,7 +116,9 @@ def describe(install: Installation) -> list[str]:
 
 def plan_uninstall(state_dir: Path, target: str, scope: str) -> list[FileEdit]:
     """The edits that take back what ``target`` installed in ``scope`` (no writes)."""
-    return plan((), installed(state_dir, target, scope))
+    kind, _, folder = scope.partition(":")
+    inside = Path(folder) if kind == "project" else None
+    return plan((), installed(state_dir, target, scope), inside=inside)
 
 
 def uninstall(state_dir: Path, target: str, scope: str) -> ApplyReport:

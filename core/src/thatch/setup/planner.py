@@ -59,16 +59,28 @@ class FileEdit:
         return self.new is not None and self.mode is not None and self.mode != self.old_mode
 
 
-def plan(changes: Sequence[Change], installed: Installation | None = None) -> list[FileEdit]:
+def plan(
+    changes: Sequence[Change],
+    installed: Installation | None = None,
+    *,
+    inside: Path | None = None,
+) -> list[FileEdit]:
     """One edit per file that ``changes`` or ``installed`` touch, in the order first named.
 
+    :param inside: for a project setup, the project folder: a file in it that
+        a symbolic link sends outside it is refused (a cloned repository could
+        otherwise plant ``CLAUDE.md -> ~/notes.md`` and have setup write there).
     Raises :class:`~thatch.errors.InvalidInputError` (nothing written) when a
-    file cannot be read as what it should be, naming the file and the place.
+    file cannot be read as what it should be, naming the file and the place,
+    or leaves ``inside`` through a link.
     """
     wanted: dict[Path, list[Change]] = {}
     for change in changes:
         wanted.setdefault(_absolute(change.path), []).append(change)
     before = {_absolute(record.path): record for record in installed.files} if installed else {}
+    if inside is not None:
+        for path in [*wanted, *before]:
+            _refuse_escape(path, inside)
     # Whole files other installations own too: given up, not taken back.
     shared = installed.co_owners if installed else {}
     order = [*wanted, *(path for path in before if path not in wanted)]
@@ -80,6 +92,25 @@ def plan(changes: Sequence[Change], installed: Installation | None = None) -> li
 
 def _absolute(path: Path) -> Path:
     return Path(os.path.abspath(path))
+
+
+def _refuse_escape(path: Path, folder: Path) -> None:
+    """Refuse ``path`` when it lies in ``folder`` but a symbolic link takes it elsewhere."""
+    root = _absolute(folder)
+    if not path.is_relative_to(root):
+        return  # user-level files (skills, ~/.claude.json) are not the project's to guard
+    real_root = root.resolve()
+    real = path.resolve()
+    if real.is_relative_to(real_root):
+        return
+    link = next(
+        (p for p in [path, *path.parents] if p.is_relative_to(root) and p.is_symlink()), path
+    )
+    raise InvalidInputError(
+        f"{link} is a symbolic link to {link.resolve()}, outside the project {root}: thatch "
+        f"setup will not write {path.name} there (nothing was changed). Replace the link with "
+        "a file of its own, or set thatch up with --global"
+    )
 
 
 def _plan_file(
