@@ -101,11 +101,11 @@ def format_line(component: str, message: str, now: float | None = None) -> str:
 
 
 def _make_folder(log_path: str) -> None:
+    from thatch.private import make_private_dirs
+
     folder = os.path.dirname(log_path)
     if folder and not os.path.isdir(folder):
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-        # makedirs applies the umask; the log folder is this user's only.
-        os.chmod(folder, 0o700)
+        make_private_dirs(folder)
 
 
 def _create(log_path: str) -> None:

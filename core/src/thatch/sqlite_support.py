@@ -58,7 +58,14 @@ def create_private(path: Path, *, narrow: bool = False) -> None:
     files the database file's mode. ``narrow`` also takes group and other
     access away from an existing file. Raises ``OSError``.
     """
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    from thatch.private import check_owned, make_private_dirs
+
+    make_private_dirs(path.parent)
+    # SQLite takes an existing -wal or -shm file as part of the database.
+    for sidecar in ("-wal", "-shm"):
+        check_owned(f"{path}{sidecar}")
     os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
+    if path.stat().st_uid != os.getuid():
+        check_owned(path)
     if narrow and path.stat().st_mode & 0o077:
         path.chmod(0o600)

@@ -99,12 +99,9 @@ def _write(spool_dir: str, message: dict[str, Any], *, hold: bool) -> tuple[str,
 
 def make_private_dir(path: str) -> None:
     """Create ``path`` (and parents) readable by this user only; keep an existing one."""
-    try:
-        os.makedirs(path, mode=0o700)
-    except FileExistsError:
-        return
-    # makedirs applies the umask; the leaf must be 0700 whatever the umask.
-    os.chmod(path, 0o700)
+    from thatch.private import make_private_dirs
+
+    make_private_dirs(path)
 
 
 def _remove_quietly(path: str) -> None:

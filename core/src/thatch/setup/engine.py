@@ -27,6 +27,7 @@ from pathlib import Path
 import attrs
 
 from thatch.errors import InvalidInputError, ThatchError
+from thatch.private import make_shared_dirs
 from thatch.setup import files, manifest
 from thatch.setup.diff import diff
 from thatch.setup.manifest import FileRecord, Installation
@@ -215,7 +216,7 @@ def _apply_one(edit: FileEdit, state_dir: Path, done: _Done) -> FileRecord | Non
         if record is not None:
             record = attrs.evolve(record, backup=copy)
     for folder in edit.make_dirs:
-        folder.mkdir(exist_ok=True)
+        make_shared_dirs(folder)
     if edit.new is None:
         edit.path.unlink(missing_ok=True)
         done.deleted.append(edit.path)

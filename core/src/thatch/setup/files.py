@@ -59,10 +59,10 @@ def sha256(text: str) -> str:
 
 
 def default_mode(executable: bool) -> int:
-    """The mode a new file gets under the current umask."""
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return (0o777 if executable else 0o666) & ~mask
+    """The mode of a new harness file: the user's umask, never group- or world-writable."""
+    from thatch.private import shared_mode
+
+    return shared_mode(executable)
 
 
 def with_execute(mode: int) -> int:
@@ -98,13 +98,15 @@ def write_atomic(path: Path, text: str, mode: int | None = None) -> None:
 
 def new_backup_folder(state_dir: Path) -> Path:
     """A fresh timestamped folder under ``state_dir/setup-backups`` (never an existing one)."""
+    from thatch.private import make_private_dirs
+
     root = Path(state_dir) / BACKUPS
-    root.mkdir(parents=True, exist_ok=True)
+    make_private_dirs(root)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     for attempt in range(1000):
         folder = root / (stamp if attempt == 0 else f"{stamp}-{attempt}")
         try:
-            folder.mkdir()
+            folder.mkdir(mode=0o700)
         except FileExistsError:
             continue
         return folder
@@ -114,9 +116,12 @@ def new_backup_folder(state_dir: Path) -> Path:
 def backup(folder: Path, path: Path, text: str, mode: int | None) -> Path:
     """Copy ``text`` (the content of ``path``) into ``folder``, keeping the path's structure."""
     absolute = Path(os.path.abspath(path))
+    from thatch.private import make_private_dirs
+
     target = folder / absolute.relative_to(absolute.anchor)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with open(target, "xb") as out:  # "x": an older backup is never overwritten
+    make_private_dirs(target.parent)
+    # "x": an older backup is never overwritten; 0600 until the file's own mode is known.
+    with os.fdopen(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as out:
         out.write(encode(text))
     if mode is not None:
         os.chmod(target, mode)

@@ -239,8 +239,10 @@ def save(state_dir: Path, installs: Mapping[str, Installation]) -> None:
         "version": VERSION,
         "installs": {key: _dump_installation(installs[key]) for key in sorted(installs)},
     }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    from thatch.private import make_private_dirs
+
+    make_private_dirs(path.parent)
+    write_atomic(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n", mode=0o600)
 
 
 # -- to and from JSON --------------------------------------------------------------------------

@@ -36,6 +36,7 @@ from typing import Any
 
 from thatch.config import DEFAULT_MODEL
 from thatch.errors import ConfigError, PluginMissingError
+from thatch.private import make_private_dirs
 
 #: The model name the installed pack serves (thatch's default ``config.model``).
 DEFAULT_MODEL_NAME = DEFAULT_MODEL
@@ -316,7 +317,7 @@ def default_tokenizer_files(
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_private_dirs(path.parent)
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
     try:
         tmp.write_text(text, encoding="utf-8")
@@ -328,7 +329,7 @@ def _write_atomic(path: Path, text: str) -> None:
 
 def _link(source: Path, target: Path) -> None:
     """Symlink ``target`` to ``source``; hardlink or copy where symlinks are not allowed."""
-    target.parent.mkdir(parents=True, exist_ok=True)
+    make_private_dirs(target.parent)
     try:
         target.symlink_to(source.absolute())
         return
@@ -391,7 +392,7 @@ def assemble_model_dir(
 
     tmp = models_dir / f".tmp-{final.name}-{uuid.uuid4().hex}"
     try:
-        tmp.mkdir(parents=True)
+        make_private_dirs(tmp)
         for name, source in links.items():
             _link(source, tmp / name)
         for name, text in written.items():
