@@ -56,7 +56,7 @@ def test_a_sidecar_another_user_could_read_is_refused(tmp_path: Path) -> None:
     wal = tmp_path / "sessions.db-wal"
     wal.write_bytes(b"")
     wal.chmod(0o644)
-    with pytest.raises(private.UnsafeFileError, match="sessions.db-wal"):
+    with pytest.raises(private.UnsafeFileError, match=r"sessions\.db-wal"):
         create_private(database)
     assert not database.exists()  # nothing opened or created
     wal.chmod(0o600)

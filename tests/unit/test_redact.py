@@ -50,6 +50,9 @@ AWS_SECRET = fake(20) + "/" + fake(19, UPPER)  # 40 characters
 GITHUB_CLASSIC = "gh" + "p_" + fake(36)
 GITHUB_FINE = "github" + "_pat_" + fake(22) + "_" + fake(59)
 JWT = ".".join([b64url({"alg": "HS256", "typ": "JWT"}), b64url({"sub": "1234567890"}), fake(43)])
+HEX = "0123456789abcdef"
+DISCORD = base64.b64encode(b"123456789012345678").decode() + ".Gh7Kq2." + fake(38)
+TELEGRAM = "123456789:" + "AA" + fake(33)
 
 
 def _redacted(text: str) -> Redaction:
@@ -91,7 +94,21 @@ SHAPES = [
     ("npm-token", "np" + "m_" + fake(36)),
     ("pypi-token", "py" + "pi-AgEIcHlwaS5vcmc" + fake(70)),
     ("huggingface-token", "h" + "f_" + fake(34)),
+    ("sendgrid-api-key", "S" + "G." + fake(22) + "." + fake(43, MIXED + "-_")),
+    ("twilio-api-key", "S" + "K" + fake(32, HEX)),
+    ("mailgun-api-key", "ke" + "y-" + fake(32, "3ax6xnjp29jd6fds4gc373sgvjxteol0")),
+    ("shopify-token", "shp" + "at_" + fake(32, HEX)),
+    ("shopify-token", "shp" + "ss_" + fake(32, HEX)),
+    ("shopify-token", "shp" + "ca_" + fake(32, HEX)),
+    ("shopify-token", "shp" + "pa_" + fake(32, HEX)),
+    ("digitalocean-token", "do" + "p_v1_" + fake(64, HEX)),
+    ("digitalocean-token", "do" + "o_v1_" + fake(64, HEX)),
+    ("digitalocean-token", "do" + "r_v1_" + fake(64, HEX)),
+    ("databricks-token", "da" + "pi" + fake(32, HEX)),
+    ("databricks-token", "da" + "pi" + fake(32, HEX) + "-2"),
     ("jwt", JWT),
+    ("discord-bot-token", DISCORD),
+    ("telegram-bot-token", TELEGRAM),
 ]
 
 
@@ -194,10 +211,34 @@ def test_pem_inside_a_json_string_keeps_the_json() -> None:
     assert result.count == 1
 
 
-def test_truncated_pem_is_redacted_up_to_the_first_non_key_line() -> None:
+def test_truncated_pem_is_redacted_to_the_end_of_the_text() -> None:
+    # Without an END line nothing tells the key's last line from what follows.
     lines = pem("OPENSSH ").splitlines()[:3]
-    result = _redacted("\n".join([*lines, "$ echo done"]))
-    assert result.text == f"{marker('private-key')}\n$ echo done"
+    result = _redacted("$ head id_ed25519\n" + "\n".join([*lines, "$ echo done"]))
+    assert result.text == f"$ head id_ed25519\n{marker('private-key')}"
+
+
+def test_truncated_pem_in_a_json_string_is_redacted_to_the_end_of_the_string() -> None:
+    lines = pem("").splitlines()[:3]
+    document = json.dumps({"stdout": "\n".join(lines), "exit": 1})
+    result = _redacted(document)
+    assert result.text == json.dumps({"stdout": marker("private-key"), "exit": 1})
+
+
+@pytest.mark.parametrize("times", [1, 2, 3])
+def test_pem_in_json_escaped_again_is_redacted_whole(times: int) -> None:
+    # A service-account file given to a tool: its JSON inside the tool's JSON.
+    document: str = json.dumps({"private_key": pem("") + "\n", "client_email": "a@b.c"})
+    for _ in range(times - 1):
+        document = json.dumps({"content": document})
+    result = _redacted(document)
+    assert result.count == 1
+    assert pem("").splitlines()[1] not in result.text
+    assert "client_email" in result.text
+    for _ in range(times - 1):
+        result_document = json.loads(result.text)["content"]
+        result = Redaction(text=result_document, count=1, kinds=("private-key",))
+    assert json.loads(result.text)["private_key"] == marker("private-key") + "\n"
 
 
 def test_pem_header_named_in_prose_is_not_a_key() -> None:
@@ -402,6 +443,151 @@ def test_empty_placeholder_and_redacted_values_are_kept(text: str) -> None:
     assert _redacted(text).text == text
 
 
+def test_azure_storage_key_and_sas_signature_keep_the_connection_string() -> None:
+    key = base64.b64encode(fake(64).encode()).decode()
+    connection = (
+        f"DefaultEndpointsProtocol=https;AccountName=acme;AccountKey={key};EndpointSuffix=x"
+    )
+    result = _redacted(connection)
+    assert result.text == connection.replace(key, marker("azure-storage-key"))
+    signature = fake(30) + "%2B" + fake(8) + "%3D"
+    url = f"https://acme.blob.core.windows.net/c/b?sv=2022-11-02&sp=r&se=2026-01-01&sig={signature}"
+    assert _redacted(url).text == url.replace(signature, marker("azure-sas-signature"))
+    assert _redacted(f'{{"accountKey": "{key}"}}').kinds == ("secret-assignment",)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "?state=1&xsig=" + fake(30),  # another parameter
+        "https://cdn.example.com/a.png?w=320&sig_v=2",
+        "base64 of a discord-like id: "
+        + base64.b64encode(b"not-digits-at-all!!").decode()
+        + ".Gh7Kq2."
+        + fake(38),
+        "12345678901:AA" + fake(33),  # 11 digits: not a bot id
+        "redis-cli GET key-5d41402abc4b2a76b9719d911017c592",  # key-<md5>, not Mailgun
+        "TWILIO_ACCOUNT_SID=AC" + fake(32, HEX),
+    ],
+)
+def test_shapes_that_only_look_like_new_providers_are_kept(text: str) -> None:
+    assert _redacted(text).text == text
+
+
+def test_telegram_token_in_the_api_url_and_json_output() -> None:
+    url = f"curl https://api.telegram.org/bot{TELEGRAM}/getMe"
+    assert (
+        _redacted(url).text
+        == f"curl https://api.telegram.org/bot{marker('telegram-bot-token')}/getMe"
+    )
+    output = json.dumps({"stdout": f"Use this token:\n{TELEGRAM}"})
+    assert _redacted(output).kinds == ("telegram-bot-token",)
+
+
+@pytest.mark.parametrize(
+    ("template", "password"),
+    [
+        ("mysql -h db -u root -p{} shop < dump.sql", fake(12)),
+        ("mysqldump -uadmin -p'{}' shop", "pass word 9"),
+        ('mysql -u app -p"{}" -e "SELECT 1"', fake(10)),
+        ('{{"command":"mysql -uroot -p\\"{}\\" shop"}}', fake(10)),
+        ("mariadb --host=db \\\n  -u app -p{}", fake(10)),
+        ("curl -u admin:{} https://ci.example.com/api", fake(12)),
+        ("curl -sS --user 'deploy:{}' -X POST https://x.example.com", fake(12)),
+        ("curl --user=deploy:{} https://x.example.com", fake(12)),
+        ('curl -H "Accept: application/json" --user-agent x -u bob:{} https://x', fake(12)),
+        ("curl -X POST \\\n  -u bob:{} https://x.example.com", fake(12)),
+    ],
+)
+def test_command_line_passwords(template: str, password: str) -> None:
+    result = _redacted(template.format(password))
+    assert result.text == template.format(marker("cli-password"))
+    assert result.kinds == ("cli-password",)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "mysql -h db -u root -p shop",  # -p alone: mysql prompts
+        "mysql -u app -P 3306 --protocol=tcp -e 'SELECT 1'",
+        'mysql -u root -p"$MYSQL_ROOT_PASSWORD" shop',
+        "mysql_config --cflags -pthread",
+        'curl -u "$CI_USER:$CI_TOKEN" https://ci.example.com',
+        "curl -u admin: https://ci.example.com",  # curl prompts
+        "curl -u user:password https://example.com",
+        "docker run -u 1000:1000 node:20 npm test",
+        "git push -u origin main",
+        "Run curl -u with your username to be prompted for the password.",
+    ],
+)
+def test_command_lines_without_a_password_are_kept(text: str) -> None:
+    assert _redacted(text).text == text
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        "machine api.example.com login dev@example.com password {}",
+        "machine github.com\n  login octocat\n  password {}\n",
+        "machine h password {}",
+        "default login anonymous password {}",
+        '{{"content": "machine h\\n  login u\\n  password {}\\n"}}',
+    ],
+)
+def test_netrc_passwords(template: str) -> None:
+    result = _redacted(template.format(fake(16)))
+    assert result.text == template.format(marker("netrc-password"))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The default password policy requires 12 characters.",
+        "Enter your login and password below.",
+        "machine h login u password $NETRC_PASSWORD",
+        "Each machine gets a hostname and a key.",
+    ],
+)
+def test_netrc_like_prose_is_kept(text: str) -> None:
+    assert _redacted(text).text == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "api_key_id: 123456789012",
+        "token_id = 123e4567-e89b-12d3-a456-426614174000",
+        "last_token_sha=3f2a9c1e0b7d4a6f8e5c2b1a0d9e8f7a6b5c4d3e",
+        '"private_key_id": "3f2a9c1e0b7d4a6f8e5c2b1a0d9e8f7a6b5c4d3e"',
+        "apiKeyId: 4f2a9c1",
+        "credential_sha256 = " + "ab" * 32,
+    ],
+)
+def test_ids_and_hashes_of_secrets_are_not_secrets(text: str) -> None:
+    assert _redacted(text).text == text
+
+
+def test_an_id_name_keeps_redacting_what_is_not_an_id() -> None:
+    assert _redacted(f"token_id = {VALUE}").kinds == ("secret-assignment",)
+    # Vault's AppRole secret_id is a uuid, and it is a secret.
+    assert _redacted("secret_id = 123e4567-e89b-12d3-a456-426614174000").count == 1
+
+
+@pytest.mark.parametrize(
+    "name", ["DD_APP_KEY", "DATADOG_APP_KEY", "DD-APPLICATION-KEY", "APP_KEY", "ACCOUNT_KEY"]
+)
+def test_app_and_account_keys_are_secret_names(name: str) -> None:
+    assert _redacted(f"{name}: {fake(40, HEX)}").kinds == ("secret-assignment",)
+
+
+def test_tokens_after_an_escaped_line_break_are_redacted() -> None:
+    # Tool output is queued as JSON, where each line starts after "\n".
+    output = json.dumps({"stdout": f"env\nPWD=/home/jane\n{GITHUB_CLASSIC}\nAPI_KEY={VALUE}"})
+    result = _redacted(output)
+    assert result.kinds == ("github-token", "secret-assignment")
+    assert "PWD=/home/jane" in result.text
+
+
 # --- false positives ----------------------------------------------------------
 
 CODE_AND_PROSE = [
@@ -554,6 +740,10 @@ def test_redaction_is_frozen_and_kinds_are_listed() -> None:
     assert marker("jwt") == "[REDACTED:jwt]"
     assert len(set(KINDS)) == len(KINDS)
     produced = {kind for kind, _ in SHAPES} | {
+        "azure-storage-key",
+        "azure-sas-signature",
+        "cli-password",
+        "netrc-password",
         "slack-webhook",
         "aws-secret-access-key",
         "private-key",
@@ -619,6 +809,26 @@ def test_large_mixed_text_is_redacted_completely() -> None:
         "hooks.slack.com/services/",
         "[REDACTED:",
         "x",
+        "mysql ",
+        "mysql -u ",
+        "curl ",
+        "curl -H a ",
+        "machine a ",
+        "machine a login b ",
+        "default login ",
+        "sig=",
+        "?sig=a",
+        ":AA",
+        "1234567890:AA",
+        "MTIzNDU2Nzg5MDEyMzQ1Njc4.",
+        "MTIzNDU2Nzg5MDEyMzQ1Njc4.Gh7Kq2.",
+        "key-1",
+        "SG.",
+        "AccountKey=",
+        "\\n",
+        "\\nmysql",
+        armor("BEGIN", "PRIVATE KEY") + "\\nMIIEabcdefghijklmnopq\\",
+        armor("BEGIN", "PRIVATE KEY") + '\\nMIIEabcdefghijklmnopq"',
     ],
 )
 def test_pathological_input_completes(unit: str) -> None:

@@ -1,4 +1,4 @@
-"""Validation of store names and labels: no path tricks, no control characters."""
+"""Validation of store names and labels: no path tricks, no control characters, no secrets."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import unicodedata
 
 from thatch.errors import InvalidInputError
 from thatch.models import GLOBAL_STORE
+from thatch.redact import redact
 
 MAX_LABEL = 120
 MAX_STORE = 100
@@ -35,6 +36,16 @@ def validate_store(name: str) -> str:
         raise InvalidInputError(f"store name {name!r} has a '.' path part; {fix}")
     if len(parts) > 2 or not all(_STORE_PART.fullmatch(part) for part in parts):
         raise InvalidInputError(f"store name {name!r} is not valid; {fix}")
+    # A store name is stored and printed everywhere, so one that holds a
+    # token (pasted in the wrong argument) must not be written. The message
+    # shows the name redacted: it may end up in logs.
+    redaction = redact(name)
+    if redaction.count:
+        raise InvalidInputError(
+            f"store name {redaction.text!r} looks like it holds a secret "
+            f"({', '.join(redaction.kinds)}); use the repository's 'owner/name', "
+            "e.g. 'acme/shop', and keep the token out of it"
+        )
     return name
 
 

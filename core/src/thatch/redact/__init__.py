@@ -11,13 +11,15 @@ Design notes:
 
 * Only the standard library and attrs; every pattern is compiled once, at
   import.
-* Each pattern is anchored on a literal (``ghp_``, ``://``, a keyword...) so
-  the regex engine skips most of the text quickly, and every repetition is
-  bounded or possessive, so no input makes matching slower than linear.
+* Each pattern is anchored on a literal (``ghp_``, ``://``, a keyword...; a
+  Discord token on one of three letters) so the regex engine skips most of
+  the text quickly, and every repetition is bounded or possessive, so no
+  input makes matching slower than linear.
 * Patterns are tried in priority order (private keys, then provider tokens,
-  then URL passwords and ``Authorization`` headers, then generic
-  ``NAME=value`` assignments). Where two matches overlap, the earlier rule
-  wins, so ``GITHUB_TOKEN=ghp_...`` is reported once, as a ``github-token``.
+  then URL passwords and ``Authorization`` headers, then passwords given to
+  commands and in ``.netrc``, then generic ``NAME=value`` assignments).
+  Where two matches overlap, the earlier rule wins, so
+  ``GITHUB_TOKEN=ghp_...`` is reported once, as a ``github-token``.
 * Redacting is idempotent: a marker never matches any pattern, values that
   already hold a marker are left alone, and :func:`redact` repeats its pass
   until nothing changes (a redaction can unblock a neighbour; see
@@ -28,7 +30,8 @@ documented in ``docs/secrets.md``.
 
 Layout: this module holds the public API and the engine that runs the rules,
 merges their hits and replaces them; the rules live in
-:mod:`thatch.redact.tokens` (key, token, URL and header shapes) and
+:mod:`thatch.redact.tokens` (key, token, URL and header shapes),
+:mod:`thatch.redact.commands` (``mysql -p``, ``curl -u``, ``.netrc``) and
 :mod:`thatch.redact.assignments` (``NAME=value``); what both share, including
 the placeholder test, is in :mod:`thatch.redact.common`.
 """
@@ -40,8 +43,17 @@ from collections.abc import Iterable
 import attrs
 
 from thatch.redact.assignments import secret_assignments
+from thatch.redact.commands import command_passwords, netrc_passwords
 from thatch.redact.common import MARKER_PREFIX, Hit, Rule
-from thatch.redact.tokens import SHAPE_RULES, authorization, private_keys, url_passwords
+from thatch.redact.tokens import (
+    SHAPE_RULES,
+    authorization,
+    discord_tokens,
+    private_keys,
+    sas_signatures,
+    telegram_tokens,
+    url_passwords,
+)
 
 __all__ = ["KINDS", "MARKER_PREFIX", "Redaction", "marker", "redact"]
 
@@ -63,10 +75,22 @@ KINDS: tuple[str, ...] = (
     "npm-token",
     "pypi-token",
     "huggingface-token",
+    "sendgrid-api-key",
+    "twilio-api-key",
+    "mailgun-api-key",
+    "shopify-token",
+    "digitalocean-token",
+    "databricks-token",
+    "azure-storage-key",
     "jwt",
+    "discord-bot-token",
+    "telegram-bot-token",
+    "azure-sas-signature",
     "url-password",
     "bearer-token",
     "basic-auth",
+    "cli-password",
+    "netrc-password",
     "aws-secret-access-key",
     "secret-assignment",
 )
@@ -101,8 +125,13 @@ _ASCII_LOWER = {code: code + 32 for code in range(ord("A"), ord("Z") + 1)}
 _RULES: tuple[Rule, ...] = (
     private_keys,
     *SHAPE_RULES,
+    discord_tokens,
+    telegram_tokens,
+    sas_signatures,
     url_passwords,
     authorization,
+    command_passwords,
+    netrc_passwords,
     secret_assignments,
 )
 

@@ -12,7 +12,14 @@ from __future__ import annotations
 import functools
 import re
 
-from thatch.redact.common import DIGIT, MARKER_PREFIX, NAME_WORD, Hit, is_placeholder
+from thatch.redact.common import (
+    DIGIT,
+    MARKER_PREFIX,
+    NAME_WORD,
+    Hit,
+    after_escape,
+    is_placeholder,
+)
 
 __all__ = ["secret_assignments"]
 
@@ -87,7 +94,20 @@ _SECRET_SUFFIXES = (
 )
 # "<word> key" is a secret name for these words: API_KEY, accessKey, ...
 _KEY_QUALIFIERS = frozenset(
-    {"api", "access", "private", "secret", "session", "signing", "encryption", "master", "auth"}
+    {
+        "access",
+        "account",  # Azure AccountKey
+        "api",
+        "app",  # Datadog DD_APP_KEY, Laravel APP_KEY
+        "application",  # Datadog DD-APPLICATION-KEY
+        "auth",
+        "encryption",
+        "master",
+        "private",
+        "secret",
+        "session",
+        "signing",
+    }
 )
 # A name holding one of these words describes a secret, it is not one:
 # TOKEN_LIMIT, password_min_length, token_type, SECRET_NAME, AUTH_HEADER...
@@ -178,6 +198,27 @@ _NOT_SECRET_WORDS = frozenset(
 )
 # Shell variables that are directories, not passwords.
 _NOT_SECRET_NAMES = frozenset({"PWD", "OLDPWD"})
+
+# A name ending in one of these words names an identifier of a secret (a key
+# id, a token's hash), and ids, hashes and uuids are not secrets:
+# api_key_id: 123456789012, token_id = <uuid>, last_token_sha=<git sha>. A
+# password's or a secret's "id" may be one (Vault's secret_id), so those keep
+# being redacted.
+_ID_WORDS = frozenset({"checksum", "digest", "fingerprint", "guid", "hash", "id", "sha", "uuid"})
+_ID_EXCEPT = frozenset({"pass", "passphrase", "passwd", "password", "pwd", "secret"})
+_ID_VALUE = re.compile(
+    r"[0-9]{1,40}|[0-9a-fA-F]{7,64}"
+    r"|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+)
+
+
+@functools.lru_cache(maxsize=4096)
+def _names_an_id(name: str) -> bool:
+    """Whether ``name`` reads as the id or hash of a secret (``token_id``, ``key_sha``)."""
+    words = [word.lower() for word in NAME_WORD.findall(name)]
+    while words and words[-1].isdigit():  # key_sha256
+        words.pop()
+    return len(words) > 1 and words[-1] in _ID_WORDS and _ID_EXCEPT.isdisjoint(words)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -277,7 +318,12 @@ def _assignment_hit(text: str, match: re.Match[str]) -> Hit | None:
     """Judge one keyword match: read the whole name backwards, then the value."""
     name_start = match.start()
     floor = max(0, name_start - _MAX_NAME)
-    while name_start > floor and text[name_start - 1] in _NAME_CHARS:
+    # In "\nPWD=" (JSON) the "n" belongs to the escaped line break, not the name.
+    while (
+        name_start > floor
+        and text[name_start - 1] in _NAME_CHARS
+        and not after_escape(text, name_start)
+    ):
         name_start -= 1
     kind = _judge_name(text[name_start : match.end("rest")])
     if kind is None or text.endswith(MARKER_PREFIX, 0, name_start):
@@ -286,6 +332,8 @@ def _assignment_hit(text: str, match: re.Match[str]) -> Hit | None:
     start, end = match.span(group)
     value = text[start:end]
     if MARKER_PREFIX in value:
+        return None
+    if _ID_VALUE.fullmatch(value) and _names_an_id(text[name_start : match.end("rest")]):
         return None
     if (
         group != "bare"

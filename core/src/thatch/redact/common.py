@@ -25,8 +25,17 @@ _WORD_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 
 
 def starts_word(text: str, start: int) -> bool:
-    """Whether ``text[start]`` begins a word (no word character just before it)."""
-    return start == 0 or text[start - 1] not in _WORD_CHARS
+    """Whether ``text[start]`` begins a word (no word character just before it).
+
+    A line break or tab written as an escape (``\\n`` in JSON: tool output
+    is queued as JSON) ends the word before it too.
+    """
+    return start == 0 or text[start - 1] not in _WORD_CHARS or after_escape(text, start)
+
+
+def after_escape(text: str, start: int) -> bool:
+    """Whether ``text[start]`` follows an escaped line break or tab (``\\n``, ``\\r``, ``\\t``)."""
+    return start >= 2 and text[start - 1] in "nrt" and text[start - 2] == "\\"
 
 
 # Words of a name: snake, kebab, dotted and camelCase ("apiKey", "APIKey").

@@ -9,26 +9,42 @@ a name is reported by its provider (``github-token``), not as an assignment.
 
 from __future__ import annotations
 
+import base64
 import re
 
 from thatch.redact.common import DIGIT, Hit, Rule, is_placeholder, starts_word
 
-__all__ = ["SHAPE_RULES", "authorization", "private_keys", "url_passwords"]
+__all__ = [
+    "SHAPE_RULES",
+    "authorization",
+    "discord_tokens",
+    "private_keys",
+    "sas_signatures",
+    "telegram_tokens",
+    "url_passwords",
+]
 
 # ---------------------------------------------------------------------------
 # Private keys: the whole PEM block, multi-line, also inside a JSON string
-# where the line breaks are written "\n". The BEGIN line must be followed by
-# key material, so prose that merely names the header is left alone. With no
-# END line (a truncated `cat`), the block runs over the lines that look like
-# base64 or a "Name: value" header.
+# where the line breaks are written "\n" (or "\\n" once that JSON is itself
+# quoted, as in a tool's input). The BEGIN line must be followed by key
+# material, so prose that merely names the header is left alone. With no END
+# line (a truncated `cat`, a cut tool output) nothing after BEGIN can be told
+# apart from key material, so the block runs to the closing quote of the
+# string it is in, or else to the end of the text.
 
+_PEM_LABEL = r"[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----"
 _PRIVATE_KEY = re.compile(
-    r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----"
-    r"(?=(?:[ \t\r\n]|\\[rn])*+(?:[A-Za-z0-9+/=]{16}|[A-Za-z-]{1,32}: ))"
+    r"-----BEGIN"
+    + _PEM_LABEL
+    + r"(?=(?:[ \t\r\n]|\\{1,8}[rn])*+(?:[A-Za-z0-9+/=]{16}|[A-Za-z-]{1,32}: ))"
     r"(?:"
-    r"[^-]*+(?:-(?!----)[^-]*+)*+-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----"
-    r"|(?:(?:[ \t]*+(?:\r?\n|\\r?\\n)|[ \t]++)"
-    r"(?:[A-Za-z0-9+/=]{1,256}+|[A-Za-z-]{1,32}: [^\r\n\\]{1,128}+))*+"
+    r"[^-]*+(?:-(?!----)[^-]*+)*+-----END"
+    + _PEM_LABEL
+    # In a string (the line break is an escape): up to the backslashes, if
+    # any, that escape its closing quote, so the JSON stays valid.
+    + r"|(?=[ \t]*+\\)(?:[^\"\\]++|\\++(?!\"))*+"
+    r"|[\s\S]*+"
     r")"
 )
 
@@ -84,6 +100,22 @@ _SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("npm-token", re.compile(r"npm_[A-Za-z0-9]{36}" + _END)),
     ("pypi-token", re.compile(r"pypi-AgE[A-Za-z0-9_-]{50,2000}" + _END)),
     ("huggingface-token", re.compile(r"hf_[A-Za-z0-9]{30,255}" + _END)),
+    ("sendgrid-api-key", re.compile(r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}" + _END)),
+    # Twilio API key SIDs; account SIDs ("AC...") are ids, not keys.
+    ("twilio-api-key", re.compile(r"SK[0-9a-fA-F]{32}" + _END)),
+    # Mailgun keys are base36: a digit and a letter past "f" keep "key-<md5>" out.
+    (
+        "mailgun-api-key",
+        re.compile(r"key-(?=[a-z]{0,31}[0-9])(?=[0-9a-f]{0,31}[g-z])[0-9a-z]{32}" + _END),
+    ),
+    ("shopify-token", re.compile(r"shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}" + _END)),
+    ("digitalocean-token", re.compile(r"do[opr]_v1_[a-f0-9]{64}" + _END)),
+    ("databricks-token", re.compile(r"dapi[a-f0-9]{32}(?:-[0-9]{1,3})?" + _END)),
+    # The key of an Azure storage connection string (the names before it stay).
+    (
+        "azure-storage-key",
+        re.compile(r"AccountKey=(?P<secret>[A-Za-z0-9+/]{40,120}={0,2})(?![A-Za-z0-9+/=])"),
+    ),
     # The look-behind after "eyJ" skips the "eyJ"s inside a longer run, so a
     # run of them is scanned once, not once per "eyJ".
     (
@@ -113,6 +145,73 @@ def _shape_rule(kind: str, pattern: re.Pattern[str]) -> Rule:
 
 #: One rule per provider shape, in the order of ``_SHAPES`` (their priority).
 SHAPE_RULES: tuple[Rule, ...] = tuple(_shape_rule(kind, pattern) for kind, pattern in _SHAPES)
+
+
+# ---------------------------------------------------------------------------
+# Shapes that need a check in Python: too plain for a regex alone.
+
+# Discord bot token: base64url(user id).<6-7>.<27+>; the first part must
+# decode to the digits of a user id, which keeps other dotted base64 out. An
+# id's first digit encodes to "M", "N" or "O"; the look-behind after it does
+# the left word edge (see starts_word) without losing the jump between
+# candidates.
+_DISCORD = re.compile(
+    r"[MNO](?:(?<![A-Za-z0-9_-][MNO])|(?<=\\[nrt][MNO]))(?P<id>[A-Za-z0-9_-]{22,27}+)"
+    r"\.[A-Za-z0-9_-]{6,7}+\.[A-Za-z0-9_-]{27,45}+" + _END
+)
+_USER_ID = re.compile(rb"[1-9][0-9]{16,19}")
+
+
+def discord_tokens(text: str, folded: str) -> list[Hit]:
+    """Find Discord bot tokens."""
+    hits: list[Hit] = []
+    for match in _DISCORD.finditer(text):
+        head = match.group()[: match.end("id") - match.start()]
+        try:
+            decoded = base64.urlsafe_b64decode(head + "=" * (-len(head) % 4))
+        except ValueError:  # binascii.Error: bad padding
+            continue
+        if _USER_ID.fullmatch(decoded):
+            hits.append((match.start(), match.end(), "discord-bot-token"))
+    return hits
+
+
+# Telegram bot token: <bot id>:AA<33>. Anchored on ":AA"; the 8-10 digit bot
+# id before it is read in Python, also after "/bot" in an API URL.
+_TELEGRAM = re.compile(r":AA[A-Za-z0-9_-]{33}" + _END)
+
+
+def telegram_tokens(text: str, folded: str) -> list[Hit]:
+    """Find Telegram bot tokens, bot id included."""
+    hits: list[Hit] = []
+    for match in _TELEGRAM.finditer(text):
+        floor = max(0, match.start() - 11)
+        start = match.start()
+        while start > floor and text[start - 1].isascii() and text[start - 1].isdigit():
+            start -= 1
+        if not 8 <= match.start() - start <= 10:
+            continue
+        if starts_word(text, start) or text.endswith("/bot", 0, start):
+            hits.append((start, match.end(), "telegram-bot-token"))
+    return hits
+
+
+# Azure shared access signature: the "sig" parameter of a SAS URL or
+# connection string (base64, often percent-encoded). The other parameters
+# (expiry, permissions) stay.
+_SAS_SIGNATURE = re.compile(r"sig=(?P<sig>[A-Za-z0-9%+/=_-]{20,200}+)")
+
+
+def sas_signatures(text: str, folded: str) -> list[Hit]:
+    """Find the signature of Azure SAS tokens."""
+    hits: list[Hit] = []
+    for match in _SAS_SIGNATURE.finditer(text):
+        start = match.start()
+        if start > 0 and text[start - 1] not in "?&;":
+            continue  # "xsig=" is another parameter
+        if not is_placeholder(match["sig"]):
+            hits.append((match.start("sig"), match.end("sig"), "azure-sas-signature"))
+    return hits
 
 
 # ---------------------------------------------------------------------------
