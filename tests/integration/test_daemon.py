@@ -104,6 +104,53 @@ def test_idle_daemon_exits(home: Path, thatch: Runner) -> None:
     assert not os.path.exists(client.located.socket_path)
 
 
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t"}},
+}
+
+
+def test_an_open_mcp_session_keeps_an_idle_daemon_running(
+    home: Path, thatch: Runner, tmp_path: Path
+) -> None:
+    config = home / "config"
+    config.mkdir()
+    (config / "config.toml").write_text("[daemon]\nidle_minutes = 0.02\n")
+    from thatch.daemon.client import DaemonClient
+
+    client = DaemonClient(str(home))
+    thatch("daemon", "start")
+    relay = subprocess.Popen(
+        [str(Path(sys.executable).with_name("thatch")), "mcp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        cwd=tmp_path,
+    )
+    try:
+        assert relay.stdin is not None
+        assert relay.stdout is not None
+        relay.stdin.write(wire.encode(INITIALIZE))
+        relay.stdin.flush()
+        assert wire.decode(relay.stdout.readline())["id"] == 1
+        # Well past the idle limit (1.2 s) without a request: the session is activity.
+        time.sleep(3)
+        assert client.running()
+        relay.stdin.close()
+        assert relay.wait(timeout=30) == 0
+    finally:
+        relay.kill()
+        relay.wait()
+        relay.stdout.close()  # type: ignore[union-attr]
+    # Once it has closed, the daemon is idle again and exits.
+    deadline = time.monotonic() + 60
+    while lock.is_held(client.located.lock_path) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not lock.is_held(client.located.lock_path)
+
+
 # The test's own interpreter may sit in root's home, which other users cannot enter.
 SYSTEM_PYTHON = next(
     (p for p in ("/usr/bin/python3", "/usr/local/bin/python3") if os.path.exists(p)), None

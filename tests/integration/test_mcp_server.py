@@ -2,7 +2,10 @@
 
 One server start (the real model loads once) serves the whole sequence:
 every tool is listed with its annotations and called successfully, and bad
-arguments come back as error results that name the argument.
+arguments come back as error results that name the argument; through the
+relay to the daemon's server, and with ``--in-process``. Then the relay's
+own promises: it starts on the standard library, a session outlives
+``thatch daemon stop``, and with no daemon the server runs in-process.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from thatch.daemon.client import DaemonClient
 
-from integration.conftest import make_repo
+from integration.conftest import Runner, daemon_pid, make_repo
 
 THATCH = Path(sys.executable).with_name("thatch")
 
@@ -207,33 +210,35 @@ def test_every_tool_through_a_real_mcp_client(home: Path, tmp_path: Path, mode: 
         client.stop()
 
 
-#: Modules only the tools or other commands need; ``thatch mcp`` answers
-#: ``initialize`` without them (the setup check of a known harness loads the
-#: plugins, and with them the storage layer, so that case lists fewer).
-LAZY = {
-    None: {
-        "thatch.cli.parser",
-        "thatch.tools.registry",
-        "thatch.api",
-        "thatch.decisions.engine",
-        "cattrs",
-        "numpy",
-    },
-    "claude": {"thatch.cli.parser", "thatch.tools.registry", "numpy"},
-}
-
-#: The console script's entry with no daemon to reach (``initialize`` never
-#: needs one); the modules loaded by then go to stderr when stdin closes.
-SERVE_AND_REPORT = """
-import atexit, json, sys
-from thatch.daemon.client import DaemonClient
-
-DaemonClient.ensure_running = lambda self, *args, **kwargs: None
-atexit.register(lambda: print(json.dumps(sorted(sys.modules)), file=sys.stderr))
+#: The console script's ``thatch mcp`` in a fresh interpreter; the modules it
+#: loaded go to stderr, with their files, when stdin closes.
+REPORT_IMPORTS = """
+import sys
+before = set(sys.modules)
+import atexit, json
+atexit.register(lambda: print(json.dumps({
+    name: getattr(sys.modules[name], "__file__", None) or ""
+    for name in sorted(set(sys.modules) - before)
+}), file=sys.stderr))
 sys.argv = ["thatch", "mcp"]
 from thatch.cli import console_main
 console_main()
 """
+
+#: What the relay may load of thatch; everything else is the standard library.
+RELAY_MODULES = {
+    "thatch",
+    "thatch.cli",
+    "thatch.errors",  # the console script's error wrapper
+    "thatch.hookcmd",
+    "thatch.hookcmd.args",
+    "thatch.mcp_relay",
+    "thatch.mcp_relay.connect",
+    "thatch.mcp_relay.pump",
+    "thatch.private",  # the console script's umask
+    "thatch.rundir",
+    "thatch.wire",
+}
 
 INITIALIZE = {
     "jsonrpc": "2.0",
@@ -247,20 +252,26 @@ INITIALIZE = {
 }
 
 
-@pytest.mark.parametrize("harness", [None, "claude"])
-def test_initialize_is_answered_before_the_tools_load(
-    home: Path, tmp_path: Path, harness: str | None
-) -> None:
+def _clean_env(home: Path, user_home: Path) -> dict[str, str]:
     env = {
         name: value
         for name, value in os.environ.items()
         if not name.startswith(("THATCH_", "CLAUDE", "CURSOR_", "OPENCODE"))
     }
-    env.update({"THATCH_HOME": str(home), "HOME": str(tmp_path)})
+    env.update({"THATCH_HOME": str(home), "HOME": str(user_home)})
+    return env
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("harness", [None, "claude"])
+def test_the_relay_starts_on_the_standard_library_only(
+    daemon: DaemonClient, home: Path, tmp_path: Path, harness: str | None
+) -> None:
+    env = _clean_env(home, tmp_path)
     if harness:
         env["THATCH_HARNESS"] = harness
     done = subprocess.run(
-        [sys.executable, "-c", SERVE_AND_REPORT],
+        [sys.executable, "-c", REPORT_IMPORTS],
         input=json.dumps(INITIALIZE) + "\n",
         capture_output=True,
         text=True,
@@ -270,8 +281,79 @@ def test_initialize_is_answered_before_the_tools_load(
         check=True,
     )
     answer = json.loads(done.stdout.splitlines()[0])
+    # The daemon's server answered, with the setup notice of the relay's harness.
     assert answer["result"]["serverInfo"]["name"] == "thatch"
-    assert "memory_recall" in answer["result"]["instructions"]
-    loaded = set(json.loads(done.stderr.splitlines()[-1]))
-    assert "mcp.server.lowlevel" in loaded
-    assert loaded & LAZY[harness] == set()
+    instructions = answer["result"]["instructions"]
+    assert "memory_recall" in instructions
+    assert instructions.startswith("thatch: the Claude Code setup is incomplete") is bool(harness)
+    loaded: dict[str, str] = json.loads(done.stderr.splitlines()[-1])
+    third_party = sorted(name for name, path in loaded.items() if "site-packages" in path)
+    assert third_party == []
+    # The notice is also logged, through the standard-library log writer.
+    allowed = RELAY_MODULES | ({"thatch.logfile"} if harness else set())
+    assert sorted(n for n in loaded if n.split(".")[0] == "thatch" and n not in allowed) == []
+    assert ("thatch mcp: WARNING thatch: the Claude Code setup" in done.stderr) is bool(harness)
+
+
+async def _survive_a_stop(params: StdioServerParameters, stop: Any) -> tuple[Any, Any]:
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        agent = Agent(session)
+        saved = await agent.ok("memory_remember", label="tabs", content=TABS, store="global")
+        await anyio.to_thread.run_sync(stop)
+        # The same session, a new daemon: started, handed the handshake, asked.
+        listed = await agent.ok("memory_list")
+        tools = (await session.list_tools()).tools
+        return saved, (listed, tools)
+
+
+@pytest.mark.slow
+def test_a_session_survives_a_daemon_stop(
+    daemon: DaemonClient, home: Path, tmp_path: Path, thatch: Runner
+) -> None:
+    params = StdioServerParameters(
+        command=str(THATCH), args=["mcp"], env=_clean_env(home, tmp_path), cwd=tmp_path
+    )
+    first = daemon_pid(daemon)
+    stopped: list[str] = []
+
+    def stop() -> None:
+        stopped.append(thatch("daemon", "stop").stdout.strip())
+        assert not daemon.running()
+
+    saved, (listed, tools) = anyio.run(_survive_a_stop, params, stop)
+    assert stopped == ["daemon stopped"]
+    assert saved["action"] == "created"
+    assert [(m["store"], m["label"]) for m in listed] == [("global", "tabs")]
+    assert "memory_recall" in {tool.name for tool in tools}
+    assert daemon.running()
+    assert daemon_pid(daemon) not in (None, first)
+
+
+@pytest.mark.slow
+def test_with_no_daemon_and_no_autostart_the_server_runs_in_process(
+    home: Path, tmp_path: Path
+) -> None:
+    env = {**_clean_env(home, tmp_path), "THATCH_NO_AUTOSTART": "1"}
+    errors = tmp_path / "stderr.txt"
+
+    async def session() -> tuple[str, Any]:
+        params = StdioServerParameters(command=str(THATCH), args=["mcp"], env=env, cwd=tmp_path)
+        with errors.open("w") as errlog:
+            async with (
+                stdio_client(params, errlog=errlog) as (read, write),
+                ClientSession(read, write) as client,
+            ):
+                initialized = await client.initialize()
+                agent = Agent(client)
+                await agent.ok("memory_remember", label="tabs", content=TABS, store="global")
+                return initialized.instructions or "", await agent.ok("memory_list")
+
+    instructions, listed = anyio.run(session)
+    assert "memory_recall" in instructions
+    assert [(m["store"], m["label"]) for m in listed] == [("global", "tabs")]
+    assert not DaemonClient(str(home)).running()
+    logged = errors.read_text()
+    assert "thatch mcp: WARNING the daemon is unavailable" in logged
+    assert "THATCH_NO_AUTOSTART" in logged
+    assert "running tools in this process" in logged

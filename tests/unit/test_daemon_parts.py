@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -10,6 +11,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +26,7 @@ from thatch import rundir, wire
 from thatch.config import Config
 from thatch.daemon import lock
 from thatch.daemon.handlers import Handlers, version_tuple
+from thatch.daemon.server import DaemonServer
 from thatch.daemon.spool import Spool
 from thatch.hookcmd.spool import spool_name
 from thatch.paths import Paths
@@ -408,6 +411,160 @@ def test_a_hook_request_is_answered_and_status_shows_its_session(
     ]
     # The answer goes over the wire as JSON.
     assert wire.decode(wire.encode(status)) == status
+
+
+# -- MCP sessions -------------------------------------------------------------------
+def echo(sock: socket.socket, received: bytes) -> None:
+    """A session that sends back every line until the client closes."""
+    lines = wire.LineReader(sock, received=received)
+    try:
+        while True:
+            sock.sendall(lines.line())
+    except (OSError, wire.WireError):
+        return
+
+
+@contextlib.contextmanager
+def serving(path: str, runner: Any = echo, **options: Any) -> Iterator[DaemonServer]:
+    """A daemon server whose sessions run ``runner``; closed (in a bounded time) at the end."""
+    server = DaemonServer(
+        path,
+        lambda request: {"ok": True, "op": request.get("op")},
+        open_session=lambda request: ({"ok": True, "notice": ""}, runner),
+        **options,
+    )
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        thread.join()
+        closing = threading.Thread(target=server.server_close)
+        closing.start()
+        closing.join(30)
+        assert not closing.is_alive(), "server_close waited for a session forever"
+
+
+def open_session(path: str, first: bytes = b"") -> tuple[socket.socket, dict[str, Any], Any]:
+    """Connect, open a session (``first`` in the same write) and read the answer."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(10)
+    sock.connect(path)
+    sock.sendall(wire.encode({"op": "mcp"}) + first)
+    lines = wire.LineReader(sock)
+    return sock, wire.decode(lines.line()), lines
+
+
+def wait_until(condition: Any, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
+def test_a_session_gets_what_came_with_its_opening_and_counts_as_activity(
+    tmp_path: Path,
+) -> None:
+    with serving(str(tmp_path / "d.sock")) as server:
+        sock, answer, lines = open_session(server.server_address, b'{"first": 1}\n')
+        with sock:
+            assert answer == {"ok": True, "notice": ""}
+            assert lines.line() == b'{"first": 1}\n'
+            sock.sendall(b'{"second": 2}\n')
+            assert lines.line() == b'{"second": 2}\n'
+            assert server.sessions == 1
+            server.last_request = time.monotonic() - 3600
+            # An open session is activity, however long since the last request.
+            assert server.idle_for() == 0.0
+        wait_until(lambda: server.sessions == 0)
+        # Its end counts as the last request.
+        assert 0.0 < server.idle_for() < 60
+
+
+def test_sessions_beyond_the_limit_are_refused_until_one_ends(tmp_path: Path) -> None:
+    with serving(str(tmp_path / "d.sock"), max_sessions=1) as server:
+        first, answer, _ = open_session(server.server_address)
+        assert answer["ok"] is True
+        second, refused, _ = open_session(server.server_address)
+        second.close()
+        assert refused == {
+            "ok": False,
+            "error": "too many MCP sessions are open (at most 1)",
+        }
+        # Requests are still answered meanwhile.
+        ping = wire.request(server.server_address, {"op": "ping"}, 10.0)
+        assert ping == {"ok": True, "op": "ping"}
+        first.close()
+        wait_until(lambda: server.sessions == 0)
+        third, again, _ = open_session(server.server_address)
+        third.close()
+        assert again["ok"] is True
+
+
+def test_a_stopping_server_ends_its_sessions_after_their_running_calls(
+    tmp_path: Path,
+) -> None:
+    finished: list[str] = []
+
+    def busy(sock: socket.socket, received: bytes) -> None:
+        echo(sock, received)
+        # A tool call still running when the session ends: the runtime must outlive it.
+        time.sleep(0.3)
+        finished.append("call")
+
+    with serving(str(tmp_path / "d.sock"), runner=busy) as server:
+        sock, answer, lines = open_session(server.server_address)
+        assert answer["ok"] is True
+    # server_close returned: after the call, and the client was told the session ended.
+    assert finished == ["call"]
+    with sock, pytest.raises(wire.WireError, match="closed"):
+        lines.line()
+
+
+def test_a_failing_session_leaves_the_daemon_serving(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    def broken(sock: socket.socket, received: bytes) -> None:
+        raise RuntimeError("the session broke")
+
+    with serving(str(tmp_path / "d.sock"), runner=broken) as server:
+        sock, answer, lines = open_session(server.server_address)
+        with sock:
+            assert answer["ok"] is True
+            with pytest.raises(wire.WireError, match="closed"):
+                lines.line()
+        assert wire.request(server.server_address, {"op": "ping"}, 10.0)["ok"] is True
+        wait_until(lambda: server.sessions == 0)
+    assert "an MCP session failed" in caplog.text
+
+
+def test_a_session_is_opened_with_the_relays_setup_notice(served: Served, tmp_path: Path) -> None:
+    answer, runner = served.handlers.open_session(
+        {
+            "protocol": wire.PROTOCOL,
+            "client": thatch.__version__,
+            "op": "mcp",
+            "cwd": str(tmp_path),
+            "env": {"THATCH_HARNESS": "cursor"},
+        }
+    )
+    assert runner is not None
+    assert answer["ok"] is True
+    assert answer["daemon"] == thatch.__version__
+    # The daemon's plugins (here only storage) decide it, for the relay's harness.
+    assert answer["notice"].startswith("thatch: the cursor plugin is not installed")
+    assert served.stops == []
+
+
+def test_a_newer_relay_makes_the_daemon_stop_instead_of_serving(served: Served) -> None:
+    major, minor, patch = version_tuple(thatch.__version__)
+    answer, runner = served.handlers.open_session(
+        {"client": f"{major}.{minor}.{patch + 1}", "op": "mcp"}
+    )
+    assert runner is None
+    assert (answer["ok"], answer["restart"]) == (False, True)
+    assert served.stops == [True]
 
 
 # -- rundir ------------------------------------------------------------------------

@@ -1,7 +1,13 @@
-"""The MCP server over an in-process client: listing, forwarding, results and errors."""
+"""The MCP server over an in-process client: listing, forwarding, results and errors.
+
+Also the daemon's side of a ``thatch mcp`` session (the same server over a
+socket) and the relay's command line.
+"""
 
 from __future__ import annotations
 
+import socket
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -11,16 +17,13 @@ import pytest
 import thatch
 import thatch_sqlite.plugin
 from mcp import Client
-from thatch import agent_instructions
+from thatch import agent_instructions, wire
 from thatch.config import Config
-from thatch.daemon.client import DaemonBackend, DaemonClient, DaemonUnavailableError
+from thatch.mcp_relay import ServerArgs, parse_args
 from thatch.mcp_server import (
     InProcessBackend,
-    ServerArgs,
     ToolBackend,
     build_server,
-    make_backend,
-    parse_args,
     project_env,
     server_instructions,
     setup_check,
@@ -282,33 +285,85 @@ def test_in_process_backend_through_the_server(app: Runtime, tmp_path: Path) -> 
     assert [hit["label"] for hit in result.structured_content["items"]] == ["tabs"]
 
 
-def test_make_backend_picks_the_daemon_unless_asked(
-    home: Path, monkeypatch: pytest.MonkeyPatch
+def test_the_check_takes_the_callers_folder_and_given_targets(tmp_path: Path) -> None:
+    seen: list[Path | None] = []
+
+    class Recording(FakeTarget):
+        def problems(self, context: SetupContext) -> list[str]:
+            seen.append(context.project)
+            return []
+
+    found = check(None, {"THATCH_HARNESS": "cursor"}, cwd=str(tmp_path), targets=[Recording(set())])
+    assert (found.harness, found.notice, found.complete_scope) == ("cursor", "", "project")
+    # The caller's folder, not this process's working directory.
+    assert seen == [tmp_path]
+    missing = check(None, {"THATCH_HARNESS": "cursor"}, cwd=str(tmp_path), targets=[])
+    assert "the cursor plugin is not installed" in missing.notice
+
+
+# -- the daemon's side of a session ----------------------------------------------
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "test", "version": "1"},
+    },
+}
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+
+
+def test_a_daemon_session_serves_the_tools_over_its_connection(
+    app: Runtime, tmp_path: Path
 ) -> None:
-    started: list[str] = []
-    monkeypatch.setattr(
-        DaemonClient, "ensure_running", lambda self, *a, **k: started.append("daemon")
-    )
-    assert isinstance(make_backend(str(home), in_process=False), DaemonBackend)
-    assert started == ["daemon"]
-    backend = make_backend(str(home), in_process=True)
-    try:
-        assert isinstance(backend, InProcessBackend)
-        assert backend.app.config.paths.home == home
-    finally:
-        backend.close()
-    assert started == ["daemon"]
+    from thatch.daemon.mcp_session import McpSession
+
+    request = {
+        "op": "mcp",
+        "cwd": str(tmp_path),
+        "env": {"THATCH_HARNESS": "cursor", "PATH": "/elsewhere", "HOME": 7},
+    }
+    session = McpSession(InProcessBackend(app=app), request, targets=[])
+    # Only the variables thatch mcp forwards, and only strings.
+    assert session.env == {"THATCH_HARNESS": "cursor"}
+    assert "the cursor plugin is not installed" in session.notice
+    daemon_end, relay_end = socket.socketpair()
+    call = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": "memory_remember", "arguments": {"label": "tabs", "content": "tabs"}},
+    }
+    # The initialize request came in the same packet as the opening line.
+    serving = threading.Thread(target=session.serve, args=(daemon_end, wire.encode(INITIALIZE)))
+    serving.start()
+    with relay_end, daemon_end:
+        relay_end.sendall(wire.encode(INITIALIZED) + wire.encode(call))
+        lines = wire.LineReader(relay_end)
+        initialized = wire.decode(lines.line())
+        called = wire.decode(lines.line())
+        relay_end.shutdown(socket.SHUT_WR)
+        serving.join(30)
+        assert not serving.is_alive()
+    assert initialized["result"]["serverInfo"]["name"] == "thatch"
+    assert initialized["result"]["instructions"].startswith(session.notice)
+    assert called["id"] == 2
+    assert called["result"]["isError"] is False
+    assert called["result"]["structuredContent"]["memory"]["store"] == "global"
+    assert [m.label for m in app.project(str(tmp_path)).list()] == ["tabs"]
 
 
-def test_make_backend_runs_tools_here_when_no_daemon_can_start(
-    home: Path, monkeypatch: pytest.MonkeyPatch
+def test_a_session_whose_relay_vanished_ends_quietly(
+    app: Runtime, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    def refuse(self: DaemonClient, *args: object, **kwargs: object) -> None:
-        raise DaemonUnavailableError("the daemon did not start within 60 s")
+    from thatch.daemon.mcp_session import McpSession
 
-    monkeypatch.setattr(DaemonClient, "ensure_running", refuse)
-    backend = make_backend(str(home), in_process=False)
-    try:
-        assert isinstance(backend, InProcessBackend)
-    finally:
-        backend.close()
+    session = McpSession(InProcessBackend(app=app), {"cwd": str(tmp_path)}, targets=[])
+    daemon_end, relay_end = socket.socketpair()
+    relay_end.close()
+    with daemon_end:
+        session.serve(daemon_end, wire.encode(INITIALIZE))
+    assert "MCP session failed" not in caplog.text

@@ -1,12 +1,16 @@
-"""``thatch mcp``: the stdio MCP server a harness starts for each session.
+"""thatch's MCP server: the official SDK's low-level server with thatch's tools.
 
-The server itself only speaks MCP. Its tools run in a :class:`ToolBackend`:
-the shared daemon by default (so every session uses one loaded model), or
-this process with ``--in-process``. Each call carries the caller's project
-folder (``CLAUDE_PROJECT_DIR``, else ``CURSOR_PROJECT_DIR``, else the working
-directory), which decides the memory store.
+It runs in the daemon, one per ``thatch mcp`` session
+(:mod:`thatch.daemon.mcp_session`; ``thatch mcp`` itself only relays bytes,
+see :mod:`thatch.mcp_relay`), or in the ``thatch mcp`` process with
+``--in-process`` or when no daemon can run. Its tools run in a
+:class:`ToolBackend`, on the daemon's runtime or this process's. Each call
+carries the caller's project folder (``CLAUDE_PROJECT_DIR``, else
+``CURSOR_PROJECT_DIR``, else the working directory), which decides the
+memory store.
 
-stdout carries only protocol messages; logs go to stderr and thatch's log file.
+On stdio, stdout carries only protocol messages; logs go to stderr and
+thatch's log file.
 """
 
 from __future__ import annotations
@@ -15,20 +19,22 @@ import functools
 import logging
 import os
 import sys
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
 import thatch
 
-# Only what answering ``initialize`` needs is imported at the top: a harness
-# waits for this server before its first turn. The tool registry, the
-# runtime and the SDK load where they are used.
+# The SDK, the tool registry and the runtime load where they are used: the
+# daemon imports this module before its first MCP session.
 if TYPE_CHECKING:
     import argparse
 
+    from anyio import AsyncFile
     from mcp.server.lowlevel import Server
 
+    from thatch.mcp_relay import ServerArgs
     from thatch.runtime import Runtime
+    from thatch.setup.model import SetupTarget
     from thatch.setup.notice import SetupCheck
     from thatch.tools.registry import ToolRegistry
 
@@ -38,43 +44,8 @@ log = logging.getLogger("thatch")
 PROJECT_ENV = ("CLAUDE_PROJECT_DIR", "CURSOR_PROJECT_DIR")
 
 
-class ServerArgs(NamedTuple):
-    """``thatch mcp``'s options, as :func:`parse_args` reads them."""
-
-    home: str | None = None
-    in_process: bool = False
-
-
-def parse_args(argv: Sequence[str]) -> ServerArgs | None:
-    """``argv`` (without the program name) as ``thatch mcp``, or None for argparse.
-
-    The console script serves ``thatch mcp`` without building the whole
-    command line's parser, which imports every command's module. Only the
-    plain forms are read here: ``-h``, abbreviations, unknown options and
-    other commands return None, and argparse answers them.
-    """
-    home: str | None = None
-    in_process = False
-    seen_command = False
-    tokens = iter(argv)
-    for token in tokens:
-        if token == "--home":
-            home = next(tokens, None)
-            if home is None or home.startswith("-"):
-                return None
-        elif token.startswith("--home="):
-            home = token.partition("=")[2]
-        elif token == "--in-process" and seen_command:
-            in_process = True
-        elif token == "mcp" and not seen_command:
-            seen_command = True
-        else:
-            return None
-    return ServerArgs(home or None, in_process) if seen_command else None
-
-
 class ToolBackend(Protocol):
-    """Where tool calls run: this process, or the daemon over its socket."""
+    """Where tool calls run: :class:`InProcessBackend`, on the daemon's runtime or this one's."""
 
     def list_tools(self) -> list[dict[str, Any]]:
         """Every tool as MCP's ``tools/list`` describes it."""
@@ -88,7 +59,7 @@ class ToolBackend(Protocol):
 
 
 class InProcessBackend:
-    """Tools run in this process, on a runtime of its own (or one it is given)."""
+    """Tools run in this process, on a runtime of its own or one it is given (the daemon's)."""
 
     def __init__(
         self,
@@ -209,58 +180,63 @@ def build_server(
     )
 
 
-async def serve(server: Server[Any]) -> None:
-    """Serve ``server`` on stdin/stdout until the client closes stdin."""
+async def serve(
+    server: Server[Any],
+    stdin: AsyncFile[str] | None = None,
+    stdout: AsyncFile[str] | None = None,
+) -> None:
+    """Serve ``server`` until the client closes its side: on stdin/stdout, or the streams given.
+
+    The daemon passes a session's socket as ``stdin`` and ``stdout``; the
+    SDK's stdio transport then frames the messages exactly as on stdio.
+    """
     from mcp.server.stdio import stdio_server
 
-    async with stdio_server() as (read_stream, write_stream):
+    async with stdio_server(stdin, stdout) as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-def make_backend(home: str | None, *, in_process: bool) -> ToolBackend:
-    """The daemon's backend, or one in this process when asked or when no daemon can run.
-
-    A daemon that cannot start (a runtime folder owned by someone else, a
-    platform without Unix sockets) must not cost the agent its memory: the
-    tools then run here, with a warning on stderr saying why.
-    """
-    if in_process:
-        return InProcessBackend(home)
-    from thatch.daemon.client import DaemonBackend
-    from thatch.errors import ThatchError
-
-    backend = DaemonBackend(home)
-    try:
-        backend.client.ensure_running()
-    except (ThatchError, OSError) as exc:
-        log.warning("the daemon is unavailable (%s); running tools in this process", exc)
-        return InProcessBackend(home)
-    return backend
-
-
 def main(args: argparse.Namespace | ServerArgs) -> int:
-    """Run ``thatch mcp [--in-process]`` until the harness closes the connection."""
+    """``thatch mcp [--in-process]`` as argparse parsed it: the same as the fast path."""
+    from thatch.mcp_relay import main as relay_main
+
+    return relay_main(args)
+
+
+def serve_in_process(home: str | None, *, why: str | None = None) -> int:
+    """Serve on stdio with the tools in this process until the harness closes stdin.
+
+    ``why`` is logged as a warning first: the reason the daemon does not
+    serve this session (``--in-process`` gives none).
+    """
     import anyio
 
-    home = getattr(args, "home", None)
     _configure_logging(home)
-    backend = make_backend(home, in_process=bool(getattr(args, "in_process", False)))
+    if why:
+        log.warning("%s", why)
+    backend = InProcessBackend(home)
     check = setup_check(home)
     if check.notice:
         log.warning("%s", check.notice)
     try:
         anyio.run(serve, build_server(backend, instructions=server_instructions(check)))
     finally:
-        if isinstance(backend, InProcessBackend):
-            backend.close()
+        backend.close()
     return 0
 
 
-def setup_check(home: str | None, environ: Mapping[str, str] | None = None) -> SetupCheck:
-    """The setup of the harness that started this server: what is missing, which scope works.
+def setup_check(
+    home: str | None,
+    environ: Mapping[str, str] | None = None,
+    *,
+    cwd: str | None = None,
+    targets: Iterable[SetupTarget] | None = None,
+) -> SetupCheck:
+    """The setup of the harness that started the server: what is missing, which scope works.
 
     The harness is named by ``THATCH_HARNESS`` (``thatch setup`` puts it in
-    the MCP registration) or recognised by its variables. A failed check
+    the MCP registration) or recognised by its variables; ``cwd`` and
+    ``targets`` as for :func:`thatch.setup.notice.check`. A failed check
     reports nothing and no complete scope: it must never keep the server
     from starting, and the agent then gets the whole instructions.
     """
@@ -268,7 +244,7 @@ def setup_check(home: str | None, environ: Mapping[str, str] | None = None) -> S
 
     env = os.environ if environ is None else environ
     try:
-        return check(home, env)
+        return check(home, env, cwd=cwd, targets=targets)
     except Exception:
         log.exception("could not check the harness setup")
         return SetupCheck(harness_of(env), "", None)

@@ -1,9 +1,10 @@
 """The daemon's wire format, on the standard library only.
 
 One request and one answer per connection, each a single line of UTF-8
-JSON (a ``hook`` request may get a warming notice before its answer, see
-below). Every request carries ``protocol`` and the client's ``client``
-version; every answer carries ``ok`` and the daemon's ``daemon`` version.
+JSON (a ``hook`` request may get a warming notice before its answer, and
+``mcp`` keeps the connection open for a session, see below). Every request
+carries ``protocol`` and the client's ``client`` version; every answer
+carries ``ok`` and the daemon's ``daemon`` version.
 
 Requests (``op``):
 
@@ -21,6 +22,13 @@ Requests (``op``):
 - ``tools``: answer ``tools``, a list of MCP tool descriptions.
 - ``call``: ``tool``, ``arguments``, ``cwd``, ``env``. Answer ``result``
   (JSON data), ``text`` and ``is_error``.
+- ``mcp``: opens an MCP session on this connection (what ``thatch mcp``
+  relays). ``cwd`` and ``env`` (the variables of :data:`MCP_ENV` the
+  harness set) say where the caller's project is and which harness's setup
+  to check. Answer: ``notice``, the setup notice (empty when the setup is
+  complete). The client sends nothing before that answer; from then on the
+  connection carries MCP's JSON-RPC messages, one per line, both ways, until
+  either side closes it.
 - ``status``, ``stop``, ``ping``.
 
 A failed request answers ``ok: false`` with ``error``; ``restart: true``
@@ -42,6 +50,11 @@ PROTOCOL = 1
 MAX_MESSAGE = 16 * 1024 * 1024
 #: Environment variables a hook or MCP call forwards to the daemon.
 FORWARDED_ENV = ("CLAUDE_PROJECT_DIR", "CURSOR_PROJECT_DIR", "CURSOR_VERSION")
+#: What ``thatch mcp`` forwards when it opens a session: the project, the harness
+#: that started it (see :func:`thatch.setup.notice.harness_of`) and the user's home.
+MCP_ENV = (*FORWARDED_ENV, "THATCH_HARNESS", "CLAUDECODE", "OPENCODE", "HOME")
+#: The op that turns a connection into an MCP session.
+MCP_OP = "mcp"
 
 
 class WireError(Exception):
@@ -72,10 +85,11 @@ def decode(line: bytes) -> dict[str, Any]:
 class LineReader:
     """The lines a socket receives, one at a time (what follows a newline is kept)."""
 
-    def __init__(self, sock: Any, limit: int = MAX_MESSAGE) -> None:
+    def __init__(self, sock: Any, limit: int = MAX_MESSAGE, received: bytes = b"") -> None:
         self._sock = sock
         self._limit = limit
-        self._buffer = bytearray()
+        #: ``received``: bytes read from the socket before, not yet a whole line.
+        self._buffer = bytearray(received)
 
     def line(self) -> bytes:
         """The next line, newline included (timeouts propagate)."""
@@ -94,10 +108,11 @@ class LineReader:
                 raise WireError("connection closed before the end of the message")
             self._buffer += chunk
 
-
-def read_line(sock: Any, limit: int = MAX_MESSAGE) -> bytes:
-    """Read up to and including the first newline from a socket (timeouts propagate)."""
-    return LineReader(sock, limit).line()
+    def rest(self) -> bytes:
+        """What was received after the last line returned; the reader holds nothing after."""
+        rest = bytes(self._buffer)
+        self._buffer.clear()
+        return rest
 
 
 def request(

@@ -28,11 +28,15 @@ def console_main() -> None:
 
     Hook commands are answered before argparse or any heavy module loads:
     they run on every prompt and tool call and must stay on the standard
-    library (see :mod:`thatch.hookcmd`). ``thatch mcp`` skips the full
-    parser too, which imports every command's module: a harness waits for
-    the server to answer before its first turn.
+    library (see :mod:`thatch.hookcmd`). So is ``thatch mcp``, a relay to
+    the MCP server in the daemon (see :mod:`thatch.mcp_relay`): a harness
+    waits for it to answer before its first turn.
     """
     from thatch.hookcmd import main as hook_main
+    from thatch.private import tighten_umask
+
+    # Before anything is created: the libraries' files too (the model cache) stay ours.
+    tighten_umask()
 
     argv = sys.argv[1:]
     status = hook_main(argv)
@@ -43,12 +47,12 @@ def console_main() -> None:
 
 def _mcp_main(argv: list[str]) -> int | None:
     """Serve ``thatch mcp`` if that is what ``argv`` asks for; None otherwise."""
-    from thatch import mcp_server
+    from thatch import mcp_relay
 
-    args = mcp_server.parse_args(argv)
+    args = mcp_relay.parse_args(argv)
     if args is None:
         return None
-    return _run(lambda: mcp_server.main(args))
+    return _run(lambda: mcp_relay.main(args))
 
 
 def _run(command: Callable[[], int]) -> int:

@@ -1,7 +1,8 @@
-"""Reaching the daemon from the CLI and ``thatch mcp``: start it on demand, call it.
+"""Reaching the daemon from the CLI: start it on demand, call it, stop it.
 
-The hook commands have their own standard-library client
-(:mod:`thatch.hookcmd`); this one may block while the daemon starts.
+The hook commands and ``thatch mcp`` have their own standard-library
+clients (:mod:`thatch.hookcmd`, :mod:`thatch.mcp_relay`); this one may block
+while the daemon starts.
 """
 
 from __future__ import annotations
@@ -147,28 +148,3 @@ def _reap(wait: float = 0.0) -> None:
             continue  # another daemon of ours, still serving
         if child.returncode is not None:
             _children.remove(child)
-
-
-class DaemonBackend:
-    """``thatch mcp``'s tools, run in the shared daemon."""
-
-    def __init__(self, home: str | None = None) -> None:
-        self.client = DaemonClient(home)
-
-    def list_tools(self) -> list[dict[str, Any]]:
-        answer = self.client.call("tools")
-        if not answer.get("ok"):
-            raise DaemonUnavailableError(str(answer.get("error")))
-        return list(answer["tools"])
-
-    def call(
-        self, name: str, arguments: dict[str, Any], cwd: str, env: dict[str, str]
-    ) -> dict[str, Any]:
-        answer = self.client.call("call", tool=name, arguments=arguments, cwd=cwd, env=env)
-        if not answer.get("ok"):
-            return {"result": None, "text": str(answer.get("error")), "is_error": True}
-        return {
-            "result": answer.get("result"),
-            "text": answer.get("text", ""),
-            "is_error": bool(answer.get("is_error")),
-        }

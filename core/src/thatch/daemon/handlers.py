@@ -7,11 +7,14 @@ import os
 import time
 from collections.abc import Callable
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import thatch
 from thatch.daemon.hook_events import handle_hook
 from thatch.runtime import Runtime
+
+if TYPE_CHECKING:
+    from thatch.daemon.server import SessionRunner
 
 log = logging.getLogger("thatch")
 
@@ -32,7 +35,7 @@ class Handlers:
 
     @cached_property
     def tools(self) -> Any:
-        """The tools, run here on the daemon's runtime (what ``thatch mcp`` forwards to)."""
+        """The tools, run here on the daemon's runtime (by MCP sessions and ``op: call``)."""
         from thatch.mcp_server import InProcessBackend
 
         return InProcessBackend(app=self.app)
@@ -61,16 +64,34 @@ class Handlers:
             return None
         return {"ok": True, "warming": True, "daemon": thatch.__version__}
 
-    def _answer(self, request: dict[str, Any]) -> dict[str, Any]:
+    def open_session(self, request: dict[str, Any]) -> tuple[dict[str, Any], SessionRunner | None]:
+        """The answer to ``op: mcp``, and what serves the session once it is sent (None: refused).
+
+        The setup check runs now, with the plugins loaded already, so the
+        answer carries the notice ``thatch mcp`` shows on stderr.
+        """
+        outdated = self._outdated(request)
+        if outdated is not None:
+            return {**outdated, "daemon": thatch.__version__}, None
+        from thatch.daemon.mcp_session import McpSession
+
+        session = McpSession(self.tools, request, self.app.plugins.setup_targets())
+        return {"ok": True, "notice": session.notice, "daemon": thatch.__version__}, session.serve
+
+    def _outdated(self, request: dict[str, Any]) -> dict[str, Any] | None:
+        """The answer to a client newer than this daemon, which then exits; None for others."""
         client = request.get("client")
-        if isinstance(client, str) and version_tuple(client) > version_tuple(thatch.__version__):
-            log.info("client %s is newer than this daemon; exiting so it starts anew", client)
-            self._stop()
-            return {
-                "ok": False,
-                "restart": True,
-                "error": f"daemon {thatch.__version__} is outdated",
-            }
+        ours = version_tuple(thatch.__version__)
+        if not isinstance(client, str) or version_tuple(client) <= ours:
+            return None
+        log.info("client %s is newer than this daemon; exiting so it starts anew", client)
+        self._stop()
+        return {"ok": False, "restart": True, "error": f"daemon {thatch.__version__} is outdated"}
+
+    def _answer(self, request: dict[str, Any]) -> dict[str, Any]:
+        outdated = self._outdated(request)
+        if outdated is not None:
+            return outdated
         op = request.get("op")
         if op == "hook":
             return {"ok": True, "output": handle_hook(self.app, request)}

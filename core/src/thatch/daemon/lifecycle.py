@@ -64,7 +64,13 @@ def _serve(
     spool = Spool(located.spool_dir)
     stopping = threading.Event()
     handlers = Handlers(app, stop=stopping.set, spool_backlog=spool.backlog)
-    server = DaemonServer(socket_path, handlers, after=app.run_deferred, notice=handlers.notice)
+    server = DaemonServer(
+        socket_path,
+        handlers,
+        after=app.run_deferred,
+        notice=handlers.notice,
+        open_session=handlers.open_session,
+    )
     _write_pid(located.pid_path)
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(signum, lambda *_: stopping.set())

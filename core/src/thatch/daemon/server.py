@@ -1,7 +1,18 @@
-"""The daemon's Unix socket server: one thread per connection, owner only."""
+"""The daemon's Unix socket server: one thread per connection, owner only.
+
+A connection carries one request and its answer, or, opened with ``op:
+mcp``, an MCP session that lasts as long as the ``thatch mcp`` relaying it
+(see :mod:`thatch.daemon.mcp_session`). Open sessions count as activity for
+the idle exit; at most :data:`MAX_SESSIONS` are served at once. A stopping
+daemon ends them, or joining their threads would wait for the harnesses:
+first their reading side, which ends each session as a closed stdin does,
+then it waits (up to :data:`SESSION_GRACE_SECONDS`) for the tool calls they
+are running to finish before the runtime closes under them.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import socket
@@ -19,6 +30,15 @@ log = logging.getLogger("thatch")
 Handler = Callable[[dict[str, Any]], dict[str, Any]]
 #: A line sent before the answer, or None (see :meth:`thatch.daemon.handlers.Handlers.notice`).
 Notice = Callable[[dict[str, Any]], dict[str, Any] | None]
+#: Serves an accepted session on the connection, given the bytes received after its opening line.
+SessionRunner = Callable[[socket.socket, bytes], None]
+#: The answer to ``op: mcp`` and the session's runner (None: refused); see Handlers.open_session.
+SessionOpener = Callable[[dict[str, Any]], tuple[dict[str, Any], SessionRunner | None]]
+
+#: MCP sessions served at once (one per harness session; each holds a thread).
+MAX_SESSIONS = 64
+#: How long a stopping daemon waits for the tool calls its sessions are running.
+SESSION_GRACE_SECONDS = 5.0
 
 
 class DaemonServer(socketserver.ThreadingUnixStreamServer):
@@ -36,14 +56,21 @@ class DaemonServer(socketserver.ThreadingUnixStreamServer):
         handle: Handler,
         after: Callable[[], None] = lambda: None,
         notice: Notice = lambda request: None,
+        open_session: SessionOpener | None = None,
+        max_sessions: int = MAX_SESSIONS,
     ) -> None:
         self.handle = handle
         self.after = after
         self.notice = notice
+        self.open_session = open_session
+        self.max_sessions = max_sessions
         self.owner = os.getuid()
         self.last_request = time.monotonic()
         self._busy = 0
         self._busy_lock = threading.Lock()
+        #: Notified when a session ends (a stopping daemon waits for them).
+        self._ended = threading.Condition(self._busy_lock)
+        self._sessions: set[socket.socket] = set()
         # Created 0600 from the start: no moment where another user could connect.
         previous = os.umask(0o177)
         try:
@@ -60,9 +87,17 @@ class DaemonServer(socketserver.ThreadingUnixStreamServer):
         return False
 
     def idle_for(self) -> float:
-        """Seconds since the last request, or 0 while one is being answered."""
+        """Seconds since the last request or session, or 0 while one is being served."""
         with self._busy_lock:
-            return 0.0 if self._busy else time.monotonic() - self.last_request
+            if self._busy or self._sessions:
+                return 0.0
+            return time.monotonic() - self.last_request
+
+    @property
+    def sessions(self) -> int:
+        """How many MCP sessions are open."""
+        with self._busy_lock:
+            return len(self._sessions)
 
     def answer(self, request: dict[str, Any]) -> dict[str, Any]:
         with self._busy_lock:
@@ -74,6 +109,76 @@ class DaemonServer(socketserver.ThreadingUnixStreamServer):
                 self._busy -= 1
                 self.last_request = time.monotonic()
 
+    def serve_session(self, sock: socket.socket, request: dict[str, Any], received: bytes) -> None:
+        """Answer ``op: mcp`` and, if accepted, serve the session until it ends."""
+        with self._busy_lock:
+            full = len(self._sessions) >= self.max_sessions
+            admitted = self.open_session is not None and not full
+            if admitted:
+                self._sessions.add(sock)
+        if not admitted:
+            error = "this daemon serves no MCP sessions"
+            if full:
+                error = f"too many MCP sessions are open (at most {self.max_sessions})"
+            _send(sock, {"ok": False, "error": error})
+            return
+        try:
+            self._open_and_serve(sock, request, received)
+        finally:
+            with self._ended:
+                self._sessions.discard(sock)
+                self.last_request = time.monotonic()
+                self._ended.notify_all()
+
+    def _open_and_serve(
+        self, sock: socket.socket, request: dict[str, Any], received: bytes
+    ) -> None:
+        assert self.open_session is not None
+        try:
+            answer, runner = self.open_session(request)
+        except Exception as exc:
+            log.exception("an MCP session could not be opened")
+            answer, runner = {"ok": False, "error": f"internal error: {exc}"}, None
+        if not _send(sock, answer) or runner is None:
+            return
+        # The session lasts as long as the harness's: no timeout from here on.
+        sock.settimeout(None)
+        try:
+            runner(sock, received)
+        except Exception:
+            log.exception("an MCP session failed")
+
+    def server_close(self) -> None:
+        self._end_sessions()
+        super().server_close()
+
+    def _end_sessions(self, grace: float = SESSION_GRACE_SECONDS) -> None:
+        """End the open sessions: no new requests, then, after ``grace``, the connections."""
+        deadline = time.monotonic() + grace
+        # Under the lock: a session's socket is closed only after it left the set.
+        with self._ended:
+            for sock in self._sessions:
+                _shutdown(sock, socket.SHUT_RD)
+            while self._sessions and (left := deadline - time.monotonic()) > 0:
+                self._ended.wait(left)
+            for sock in self._sessions:
+                _shutdown(sock, socket.SHUT_RDWR)
+
+
+def _send(sock: socket.socket, answer: dict[str, Any]) -> bool:
+    try:
+        sock.sendall(wire.encode(answer))
+    except OSError as exc:
+        log.info("client went away before the answer: %s", exc)
+        return False
+    return True
+
+
+def _shutdown(sock: socket.socket, how: int) -> None:
+    # OSError: the other side has closed it already.
+    with contextlib.suppress(OSError):
+        sock.shutdown(how)
+
 
 class _Connection(socketserver.BaseRequestHandler):
     server: DaemonServer
@@ -82,10 +187,14 @@ class _Connection(socketserver.BaseRequestHandler):
         sock: socket.socket = self.request
         # A client that connects and sends nothing must not hold a thread forever.
         sock.settimeout(30)
+        lines = wire.LineReader(sock)
         try:
-            request = wire.decode(wire.read_line(sock))
+            request = wire.decode(lines.line())
         except (OSError, wire.WireError) as exc:
             log.info("dropped a request: %s", exc)
+            return
+        if request.get("op") == wire.MCP_OP:
+            self.server.serve_session(sock, request, lines.rest())
             return
         self._send_notice(sock, request)
         try:
@@ -94,10 +203,8 @@ class _Connection(socketserver.BaseRequestHandler):
             log.exception("request %s failed", request.get("op"))
             answer = {"ok": False, "error": f"internal error: {exc}"}
         try:
-            sock.sendall(wire.encode(answer))
-        except OSError as exc:
-            # The client gave up (its cap passed); it has spooled the event.
-            log.info("client went away before the answer: %s", exc)
+            # A client that gave up (its cap passed) has spooled the event.
+            _send(sock, answer)
         finally:
             # Writes that need not delay the answer (shown memories, fire log).
             self.server.after()

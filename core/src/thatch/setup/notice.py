@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -36,17 +36,29 @@ def harness_of(environ: Mapping[str, str]) -> str | None:
     return None
 
 
-def check(home: str | None, environ: Mapping[str, str]) -> SetupCheck:
-    """Check the setup of the harness named by ``environ`` (nothing to check when unknown)."""
+def check(
+    home: str | None,
+    environ: Mapping[str, str],
+    *,
+    cwd: str | None = None,
+    targets: Iterable[SetupTarget] | None = None,
+) -> SetupCheck:
+    """Check the setup of the harness named by ``environ`` (nothing to check when unknown).
+
+    ``cwd`` is the caller's working directory (default: this process's), the
+    project when ``environ`` names none. ``targets`` are the setup targets of
+    plugins loaded already (the daemon's); by default the plugins of
+    ``home`` are loaded here.
+    """
     name = harness_of(environ)
     if name is None:
         return SetupCheck(None, "", None)
-    from thatch.config import Config
-    from thatch.plugins import Plugins
+    if targets is None:
+        from thatch.config import Config
+        from thatch.plugins import Plugins
 
-    config = Config.load(home, environ)
-    targets = {target.name: target for target in Plugins.load(config, environ).setup_targets()}
-    target = targets.get(name)
+        targets = Plugins.load(Config.load(home, environ), environ).setup_targets()
+    target = {target.name: target for target in targets}.get(name)
     if target is None:
         notice = (
             f"thatch: the {name} plugin is not installed, so hooks and nudges for this "
@@ -54,7 +66,7 @@ def check(home: str | None, environ: Mapping[str, str]) -> SetupCheck:
             f"thatch setup --{name}"
         )
         return SetupCheck(name, notice, None)
-    scope, problems = _problems(target, environ)
+    scope, problems = _problems(target, environ, cwd)
     if not problems:
         return SetupCheck(name, "", scope)
     listed = "\n".join(f"- {problem}" for problem in problems)
@@ -65,12 +77,14 @@ def check(home: str | None, environ: Mapping[str, str]) -> SetupCheck:
     return SetupCheck(name, notice, None)
 
 
-def _problems(target: SetupTarget, environ: Mapping[str, str]) -> tuple[Scope | None, list[str]]:
+def _problems(
+    target: SetupTarget, environ: Mapping[str, str], cwd: str | None
+) -> tuple[Scope | None, list[str]]:
     """The complete scope, or the project setup's problems (either scope suffices)."""
     from thatch.runtime import project_folder
     from thatch.setup.model import SetupContext
 
-    project = Path(project_folder(environ, None) or os.getcwd())
+    project = Path(project_folder(environ, cwd) or os.getcwd())
     user_home = Path(environ.get("HOME") or Path.home())
     found: list[str] = []
     scopes: tuple[tuple[Scope, Path | None], ...] = (("project", project), ("global", None))
