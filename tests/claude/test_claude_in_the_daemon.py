@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 import thatch_claude.plugin
 from daemon_hooks import EXTRACTION_MARK, RuntimeFactory
+from framed import data_lines
 from recorded import recorded
 from thatch.runtime import Runtime
 from thatch.testing import EventRecorder, send_hook
@@ -61,9 +62,10 @@ def test_a_recorded_failure_is_queued_with_its_error_text(app: Runtime, workdir:
     assert item.tool_response == "error: " + body["error"]
     assert "gift_cards.py" in item.tool_input
     text = prompt(app, workdir, "Why did the gift card refund fail?")
-    assert "[1] Bash (failed)" in text
-    assert "response: error: Exit code 1" in text
-    assert "KeyError: 'ledger_account'" in text
+    framed = data_lines(text)  # the recorded output is data, inside the framing
+    assert "[1] Bash (failed)" in framed
+    assert any(line.startswith("response: error: Exit code 1") for line in framed)
+    assert any("KeyError: 'ledger_account'" in line for line in framed)
 
 
 def test_an_interrupted_call_is_queued_as_interrupted(app: Runtime, workdir: Path) -> None:

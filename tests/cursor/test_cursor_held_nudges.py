@@ -18,6 +18,7 @@ import pytest
 import thatch_claude.plugin
 import thatch_cursor.plugin
 from daemon_hooks import RuntimeFactory
+from framed import data_lines
 from recorded import Payload, recorded
 from thatch.decisions.nudge import HEADER as DECISION_HEADER
 from thatch.nudges.recall import HEADER as RECALL_HEADER
@@ -80,7 +81,7 @@ def test_a_prompts_recall_arrives_with_the_next_tool_call_once(app: Runtime, sen
 
     delivered = context(send("postToolUse"))
     assert delivered.startswith(RECALL_HEADER)
-    assert GIFT_CARDS_LINE in delivered
+    assert GIFT_CARDS_LINE in data_lines(delivered)
     assert len(delivered) <= app.settings.budget
     assert recall_count(app) == 1
     assert app.sessions.shown_recently(CONVERSATION, [memory.id], 10) == {memory.id}

@@ -54,9 +54,14 @@ def test_tool_batch_then_escalating_extraction_then_recall_and_decisions(
     nudges = [hook(thatch, "flush-tools", prompt, cwd=project) for _ in range(3)]
     for text in nudges:
         assert f'session_id="{session}"' in text
-        assert "uv run pytest -q tests/payments" in text  # the queued tool calls
-    # What they returned (the shorter polite header leaves room for all of it).
-    assert "refunds must go through the ledger service" in nudges[0]
+        assert '{"command":"uv run pytest -' in text  # the queued tool calls
+    # What they ran and returned: the shorter polite header leaves room for the
+    # command whole and for the head and tail of its output (the data framing
+    # takes a share of the budget too).
+    assert "uv run pytest -q tests/payments" in nudges[0]
+    assert "FAILED tests/payments/test_refund.py" in nudges[0]
+    assert "1 failed, 41 passed" in nudges[0]
+    assert "Money amounts are integers in cents everywhere; never floats." in nudges[0]
     polite, insistent, shouting = (text.splitlines()[0] for text in nudges)
     assert not polite.isupper()
     assert not insistent.isupper()

@@ -14,6 +14,7 @@ from typing import Any
 import pluggy
 import pytest
 import thatch_sqlite.plugin
+from framed import data_lines
 from thatch import hookimpl, hookspecs
 from thatch.api import Thatch
 from thatch.builtin import BUILTIN_PLUGINS
@@ -107,7 +108,7 @@ def test_recall_nudge_shows_relevant_memories(th: Thatch, sessions: SessionStore
     assert len(nudges) == 1
     nudge = nudges[0]
     assert nudge.text.startswith(RECALL_HEADER)
-    assert "- tabs (global): The user indents Python code with tabs" in nudge.text
+    assert data_lines(nudge.text) == ["- tabs (global): The user indents Python code with tabs"]
     assert "pgbouncer" not in nudge.text
     assert nudge.memory_ids == (th.show("tabs").id,)
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, cast
 
 import pluggy
 import pytest
+from framed import data_lines
 from thatch import hookspecs
 from thatch.builtin import extraction as plugin
 from thatch.events import Event, ToolCall
@@ -158,7 +159,8 @@ def test_the_room_is_shared_among_items() -> None:
     queue = [item(1, "Bash", "ls", "tiny"), *huge_queue(3)[1:]]
     text = extraction_nudge(SESSION, queue, level=0, budget=1500).text
     assert "input: ls\nresponse: tiny\n" in text
-    sizes = [len(block) for block in re.split(r"\n\[\d\] ", text)[2:]]
+    items = "\n".join(data_lines(text))
+    sizes = [len(block) for block in re.split(r"\n\[\d\] ", items)[1:]]
     assert len(sizes) == 2
     # Both big items get a fair share of what the small one left.
     assert abs(sizes[0] - sizes[1]) <= 2

@@ -17,6 +17,7 @@ from typing import Any
 import attrs
 
 from thatch.events import Event, ToolCall
+from thatch.nudges.framing import Framing, as_data, new_nonce, quoted
 from thatch.nudges.model import Nudge
 from thatch.redact import redact
 from thatch.sessions.models import Interaction, NewInteraction
@@ -223,9 +224,13 @@ def extraction_nudge(
     budget: int,
     *,
     total: int | None = None,
+    nonce: str | None = None,
 ) -> Nudge:
     """The extraction nudge for a session's queue (see :func:`build_extraction_nudge`)."""
-    return build_extraction_nudge(session_id, interactions, level, budget, total=total).nudge
+    built = build_extraction_nudge(
+        session_id, interactions, level, budget, total=total, nonce=nonce
+    )
+    return built.nudge
 
 
 def build_extraction_nudge(
@@ -235,13 +240,16 @@ def build_extraction_nudge(
     budget: int,
     *,
     total: int | None = None,
+    nonce: str | None = None,
 ) -> ExtractionNudge:
     """Build the tier-1 nudge that asks the agent to save what the queue taught.
 
     The text is a header, the instruction (read the interactions, save
     with ``memory_remember``, then call ``extraction_done`` for this session)
-    and the oldest interactions, numbered, cut so the whole text fits
-    ``budget``. ``short_text`` is the header, instruction and count alone.
+    and the oldest interactions, numbered and framed as data (see
+    :mod:`thatch.nudges.framing`), cut so the whole text, framing included,
+    fits ``budget``. ``short_text`` is the header, instruction and count
+    alone: it quotes no recorded text, so it needs no framing.
 
     :param session_id: the session whose queue this is.
     :param interactions: the queued interactions, oldest first (may be the
@@ -250,6 +258,7 @@ def build_extraction_nudge(
         capitals.
     :param budget: the most characters the text may have.
     :param total: the queue's length, when ``interactions`` is only its start.
+    :param nonce: the framing's nonce; drawn fresh when not given.
     :raises ValueError: ``interactions`` is empty or ``budget`` is below 1.
     """
     if not interactions:
@@ -258,10 +267,11 @@ def build_extraction_nudge(
         raise ValueError(f"the extraction nudge budget is {budget}; give at least 1 character")
     count = max(total or 0, len(interactions))
     short = _clip(_lead(session_id, level, count, listed=False), budget)
-    shown, items = _fit_items(session_id, interactions, level, count, budget)
+    framing = Framing(_ORIGIN, nonce or new_nonce())
+    shown, items = _fit_items(session_id, interactions, level, count, budget, framing.cost)
     if shown:
-        text = "\n".join([_lead(session_id, level, count, listed=True), _count_line(count, shown)])
-        text = _clip("\n".join([text, *items]), budget)
+        lead = "\n".join([_lead(session_id, level, count, listed=True), _count_line(count, shown)])
+        text = _clip(framing.around(lead, items), budget)
         through = interactions[shown - 1].seq
     else:
         text = short
@@ -284,7 +294,8 @@ def _lead(session_id: str, level: int, count: int, *, listed: bool) -> str:
     """Header and instruction, louder with each ignored nudge.
 
     Tool names and the session id stay as written even in capitals: the
-    agent must call them exactly.
+    agent must call them exactly. The session id comes from the harness's
+    payload, so it is quoted: no character of it can start a line.
     """
     interactions = _plural(count, "tool interaction")
     if level <= 0:
@@ -317,7 +328,7 @@ def _lead(session_id: str, level: int, count: int, *, listed: bool) -> str:
         ),
         ("extraction_done", True),
         (" with ", False),
-        (f'session_id="{session_id}"', True),
+        (f"session_id={quoted(session_id)}", True),
         (closing, False),
     ]
     shout = level >= 2
@@ -337,15 +348,22 @@ def _count_line(count: int, shown: int) -> str:
 
 
 def _fit_items(
-    session_id: str, interactions: Sequence[Interaction], level: int, count: int, budget: int
+    session_id: str,
+    interactions: Sequence[Interaction],
+    level: int,
+    count: int,
+    budget: int,
+    framing_cost: int,
 ) -> tuple[int, list[str]]:
     """As many interactions as fit with at least :data:`MIN_ITEM_CHARS` each, rendered.
+
+    ``framing_cost`` characters of ``budget`` go to the framing around them.
 
     :return: how many are shown, and their texts (each on its own lines).
     """
     lead = _lead(session_id, level, count, listed=True)
     for shown in range(min(len(interactions), budget // MIN_ITEM_CHARS), 0, -1):
-        fixed = len(lead) + 1 + len(_count_line(count, shown))
+        fixed = len(lead) + 1 + len(_count_line(count, shown)) + framing_cost
         room = budget - fixed - shown  # one newline before each item
         if room // shown >= MIN_ITEM_CHARS:
             break
@@ -368,18 +386,22 @@ def _fit_items(
     return shown, items
 
 
+#: Where the framed interactions come from, as the framing's note says.
+_ORIGIN = "tool calls"
 _INPUT = "\ninput: "
 _RESPONSE = "\nresponse: "
 
 
 def _title(number: int, item: Interaction) -> str:
-    name = truncate(item.tool_name, _MAX_TOOL_NAME).replace("\n", " ")
+    name = as_data(truncate(item.tool_name, _MAX_TOOL_NAME).replace("\n", " "))
     return f"[{number}] {name}" + (" (failed)" if item.failed else "")
 
 
 def _as_shown(text: str) -> str:
-    """A queued field as shown; redacted again in case it was queued by other code."""
-    return redact(text).text
+    """A queued field as shown: redacted again in case it was queued by other code, and
+    made fit for the framing before it is cut, so its escapes count against the budget.
+    """
+    return as_data(redact(text).text)
 
 
 def _share(needs: Sequence[int], room: int) -> list[int]:

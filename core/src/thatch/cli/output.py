@@ -1,4 +1,10 @@
-"""Printing results: JSON for scripts, short aligned text for people."""
+"""Printing results: JSON for scripts, short aligned text for people.
+
+Stored text may hold terminal escape sequences, so everything printed goes
+through :func:`thatch.safetext.visible`: for people a control character
+shows as ``\\x1b``; in JSON, which leaves C1 controls raw, as the JSON
+escape ``\\u009b``, so the data read back is exact.
+"""
 
 from __future__ import annotations
 
@@ -8,17 +14,18 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from thatch.models import Memory, RecallHit, RememberResult
+from thatch.safetext import visible
 from thatch.serialize import to_json_data
 
 
 def print_json(data: Any) -> None:
     """Any thatch record or plain data as indented JSON on stdout."""
-    print(json.dumps(to_json_data(data), indent=2, ensure_ascii=False))
+    print(visible(json.dumps(to_json_data(data), indent=2, ensure_ascii=False)))
 
 
 def print_json_line(data: Any) -> None:
     """One compact JSON line, flushed so a reader sees it at once."""
-    print(json.dumps(to_json_data(data), ensure_ascii=False), flush=True)
+    print(visible(json.dumps(to_json_data(data), ensure_ascii=False)), flush=True)
 
 
 def emit(json_wanted: bool, value: Any, show: Callable[[Any], None]) -> int:
@@ -32,12 +39,17 @@ def emit(json_wanted: bool, value: Any, show: Callable[[Any], None]) -> int:
 
 def note(message: str) -> None:
     """A message for the person at the terminal, on stderr so stdout stays data."""
-    print(message, file=sys.stderr)
+    print(visible(message), file=sys.stderr)
+
+
+def say(text: str) -> None:
+    """A line of text for people on stdout, its control characters made visible."""
+    print(visible(text))
 
 
 def shorten(text: str, width: int = 80) -> str:
-    """One line of at most ``width`` characters."""
-    flat = " ".join(text.split())
+    """One line of at most ``width`` characters, control characters made visible."""
+    flat = " ".join(visible(text).split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
@@ -45,9 +57,11 @@ def print_table(rows: Sequence[Sequence[str]], headers: Sequence[str]) -> None:
     """Columns aligned on the widest cell."""
     if not rows:
         return
-    widths = [max(len(str(row[i])) for row in [headers, *rows]) for i in range(len(headers))]
-    for row in [headers, *rows]:
-        cells = [str(cell).ljust(width) for cell, width in zip(row, widths, strict=True)]
+    # Made visible before measuring, so the columns line up as printed.
+    table = [[visible(str(cell)) for cell in row] for row in [headers, *rows]]
+    widths = [max(len(row[i]) for row in table) for i in range(len(headers))]
+    for row in table:
+        cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=True)]
         print("  ".join(cells).rstrip())
 
 
@@ -62,11 +76,11 @@ def print_hits(hits: Sequence[RecallHit], recall_threshold: float) -> None:
     for rank, hit in enumerate(hits, 1):
         memory = hit.memory
         weak = ", weak match" if hit.cosine < recall_threshold else ""
-        print(
+        say(
             f"{rank}. {memory.store} / {memory.label}  "
             f"(score {hit.score:.2f}, cosine {hit.cosine:.2f}{weak})"
         )
-        print(f"   {shorten(memory.content, 100)}")
+        say(f"   {shorten(memory.content, 100)}")
 
 
 def print_memories(memories: Iterable[Memory]) -> None:
@@ -87,16 +101,16 @@ def print_memories(memories: Iterable[Memory]) -> None:
 
 def print_memory(memory: Memory) -> None:
     """Every field of one memory."""
-    print(f"{memory.store} / {memory.label}" + ("  (archived)" if memory.archived else ""))
+    say(f"{memory.store} / {memory.label}" + ("  (archived)" if memory.archived else ""))
     if memory.branch:
-        print(f"branch:   {memory.branch}")
-    print(f"model:    {memory.model}")
-    print(f"created:  {memory.created_at:%Y-%m-%d %H:%M} UTC")
-    print(f"updated:  {memory.updated_at:%Y-%m-%d %H:%M} UTC")
+        say(f"branch:   {memory.branch}")
+    say(f"model:    {memory.model}")
+    say(f"created:  {memory.created_at:%Y-%m-%d %H:%M} UTC")
+    say(f"updated:  {memory.updated_at:%Y-%m-%d %H:%M} UTC")
     recalled = f"{memory.last_recalled_at:%Y-%m-%d %H:%M} UTC" if memory.last_recalled_at else "-"
-    print(f"recalled: {memory.recall_count} times, last {recalled}")
-    print()
-    print(memory.content)
+    say(f"recalled: {memory.recall_count} times, last {recalled}")
+    say("")
+    say(memory.content)
 
 
 def describe_remember(result: RememberResult) -> None:

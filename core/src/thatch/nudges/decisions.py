@@ -10,6 +10,7 @@ from thatch.decisions.engine import PredictionHit
 from thatch.decisions.nudge import HEADER, format_line
 from thatch.nudges.model import Nudge
 from thatch.nudges.text import cut, take_lines
+from thatch.safetext import visible
 
 SOURCE = "decisions"
 TIER = 2
@@ -40,7 +41,8 @@ def decision_nudge_from_hits(
     first fits, it is cut with an ellipsis. The short form keeps the first
     :data:`SHORT_LINES` lines, shortened. None when nothing can be shown.
     """
-    lines = [cut(format_line(hit), LINE_CAP) for hit in hits]
+    # Situations and choices are stored text: escaped before they are measured.
+    lines = [cut(visible(format_line(hit)), LINE_CAP) for hit in hits]
     text, count = take_lines(HEADER, lines, max_chars)
     if not count:
         room = max_chars - len(HEADER) - 1

@@ -5,10 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from thatch.models import RecallHit
+from thatch.nudges.framing import Framing, as_data, new_nonce
 from thatch.nudges.model import Nudge
 from thatch.nudges.text import fit_entries, one_line
 
 HEADER = "[thatch] Memories that may bear on this prompt"
+#: Where the framed lines come from, as the framing's note says.
+ORIGIN = "saved memories"
 SOURCE = "recall"
 TIER = 2
 PRIORITY = 50
@@ -16,28 +19,40 @@ PRIORITY = 50
 SHORT_CONTENT = 60
 
 
-def recall_nudge(hits: Sequence[RecallHit], *, max_chars: int) -> Nudge | None:
+def recall_nudge(
+    hits: Sequence[RecallHit], *, max_chars: int, nonce: str | None = None
+) -> Nudge | None:
     """A tier-2 nudge listing ``hits`` (best first) in at most ``max_chars`` characters.
 
     One line per memory: ``- label (store): content``, the content cut with
-    an ellipsis so the whole fits. When not every memory fits, the last ones
-    are left out. The short form shows the same memories with shorter
-    content, so ``memory_ids`` holds for both. None when no hit fits.
+    an ellipsis so the whole fits. The lines are framed as data (see
+    :mod:`thatch.nudges.framing`; ``nonce`` is drawn fresh unless given), and
+    the framing counts against ``max_chars``. When not every memory fits,
+    the last ones are left out. The short form shows the same memories with
+    shorter content, so ``memory_ids`` holds for both. None when no hit fits.
     """
-    entries = [(f"- {hit.memory.label} ({hit.memory.store}): ", _content(hit)) for hit in hits]
-    text, shown = fit_entries(HEADER, entries, max_chars)
+    framing = Framing(ORIGIN, nonce or new_nonce())
+    header = framing.header(HEADER)
+    room = max_chars - len(framing.footer)
+    entries = [
+        (as_data(f"- {hit.memory.label} ({hit.memory.store}): "), _content(hit)) for hit in hits
+    ]
+    text, shown = fit_entries(header, entries, room)
     if not shown:
         return None
-    short, short_shown = fit_entries(HEADER, entries[:shown], max_chars, body_cap=SHORT_CONTENT)
+    short, short_shown = fit_entries(header, entries[:shown], room, body_cap=SHORT_CONTENT)
     return Nudge(
         source=SOURCE,
-        text=text,
+        text=text + framing.footer,
         tier=TIER,
         priority=PRIORITY,
-        short_text=short if short_shown == shown and len(short) < len(text) else None,
+        short_text=short + framing.footer
+        if short_shown == shown and len(short) < len(text)
+        else None,
         memory_ids=tuple(hit.memory.id for hit in hits[:shown]),
     )
 
 
 def _content(hit: RecallHit) -> str:
-    return one_line(hit.memory.content)
+    # Escaped before it is cut, so the escapes count against the budget.
+    return as_data(one_line(hit.memory.content))
