@@ -9,7 +9,10 @@ from typing import Any
 import pytest
 from thatch.cli import setup_commands
 from thatch.config import Config
+from thatch.setup.launcher import Launcher
 from thatch.setup.model import Detection, OwnedFile
+
+LAUNCHER = Launcher(("thatch",), "`thatch` on your PATH is this installation")
 
 
 class Target:
@@ -51,13 +54,14 @@ def test_a_terminal_is_asked_scope_harnesses_and_the_plan(
     config = Config.load(tmp_path, environ={})
     namespace = args(tmp_path, project=None)
     monkeypatch.chdir(tmp_path)
-    chosen = setup_commands._interview(targets, namespace, config)
+    chosen = setup_commands._interview(targets, namespace, config, LAUNCHER)
     assert chosen == ["claude", "cursor"]
     shown = capsys.readouterr().out
     assert "registers" in shown  # the intro says what setup does
     assert "scope: this project" in shown
     assert "please answer n or y" in shown
     assert f"create {tmp_path / 'claude.txt'}" in shown  # the plan, before anything is written
+    assert "harnesses will run: thatch\n  because" in shown
     assert not (tmp_path / "claude.txt").exists()
     assert [prompt.split(" [")[0] for prompt in asked] == [
         f"set up for this project ({tmp_path}) or for all your projects?",
@@ -74,7 +78,9 @@ def test_the_interview_can_choose_global_and_show_the_diff(
     answers = iter(["global", "y", "n", "d", "n"])
     monkeypatch.setattr("builtins.input", lambda prompt: next(answers))
     namespace = args(tmp_path, project=None)
-    chosen = setup_commands._interview(targets, namespace, Config.load(tmp_path, environ={}))
+    chosen = setup_commands._interview(
+        targets, namespace, Config.load(tmp_path, environ={}), LAUNCHER
+    )
     assert chosen is None  # declined after seeing the diff
     out = capsys.readouterr().out
     assert "scope: all your projects" in out
@@ -91,7 +97,7 @@ def test_end_of_input_stops_the_interview(
 
     monkeypatch.setattr("builtins.input", closed)
     config = Config.load(tmp_path, environ={})
-    assert setup_commands._interview(targets, args(tmp_path), config) is None
+    assert setup_commands._interview(targets, args(tmp_path), config, LAUNCHER) is None
 
 
 def test_scripts_get_nothing_unless_yes(

@@ -27,9 +27,10 @@ def setup(args: argparse.Namespace) -> int:
     state_dir = config.paths.state_dir
     if args.status:
         return emit(args.json, _status(targets, args, config), _show_status)
+    chosen_launcher = launcher.choose()
     asking = not args.harnesses and not args.uninstall and not args.yes and sys.stdin.isatty()
     if asking:
-        chosen = _interview(targets, args, config)
+        chosen = _interview(targets, args, config, chosen_launcher)
         if chosen is None:
             return NEEDS_CHOICE
     else:
@@ -43,10 +44,8 @@ def setup(args: argparse.Namespace) -> int:
         raise ThatchError(
             f"the {missing[0]} plugin is not installed; run 'thatch install {missing[0]}' first"
         )
-    chosen_launcher = launcher.choose()
-    if not args.json and not args.uninstall:
-        print(f"harnesses will run: {shlex.join(chosen_launcher.command)}")
-        print(f"  because {chosen_launcher.reason}")
+    if not args.json and not args.uninstall and not asking:
+        _show_launcher(chosen_launcher)
     # Every harness is planned before any is written: a refusal (a file the
     # harness would ignore) leaves all of them as they were.
     planned = []
@@ -103,8 +102,16 @@ def _detected(
     ]
 
 
+def _show_launcher(chosen: launcher.Launcher) -> None:
+    print(f"harnesses will run: {shlex.join(chosen.command)}")
+    print(f"  because {chosen.reason}")
+
+
 def _interview(
-    targets: dict[str, SetupTarget], args: argparse.Namespace, config: Config
+    targets: dict[str, SetupTarget],
+    args: argparse.Namespace,
+    config: Config,
+    chosen_launcher: launcher.Launcher,
 ) -> list[str] | None:
     """Ask on a terminal: scope, harnesses, then the plan. None: the user stopped."""
     print(
@@ -134,6 +141,7 @@ def _interview(
         print("nothing chosen; nothing written")
         return None
     print("\nthe plan:")
+    _show_launcher(chosen_launcher)
     for name in chosen:
         target = targets[name]
         context = _context(args, config, name)

@@ -19,7 +19,7 @@ from pathlib import Path
 import attrs
 
 #: The README's daily-use install, named in the reasons and fixes.
-DAILY_INSTALL = "uv tool install --compile-bytecode '.[all]'  (in the thatch checkout)"
+DAILY_INSTALL = "uv tool install --compile-bytecode '.[all]' in the thatch checkout"
 
 
 @attrs.frozen
@@ -78,7 +78,7 @@ def choose(environ: Mapping[str, str] | None = None) -> Launcher:
     return Launcher(
         direct_command(),
         f"{why}, and harnesses run commands with your PATH; for the bare name, install "
-        f"thatch for daily use ({DAILY_INSTALL}) and run setup again from it",
+        f"thatch for daily use ({DAILY_INSTALL}), then run setup again from it",
     )
 
 
