@@ -1,9 +1,11 @@
-"""Reading the data framing of a nudge in tests: the lines between its markers."""
+"""Nudge test helpers: reading a nudge's data framing, and recall hits to build nudges from."""
 
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 
+from thatch.models import Memory, RecallHit
 from thatch.nudges.framing import CLOSE, OPEN
 
 #: A fixed nonce for the nudge builders, so expected texts can be written out.
@@ -41,3 +43,22 @@ def outside(text: str) -> str:
     start = next(i for i, line in enumerate(lines) if line.startswith(OPEN))
     end = next(i for i, line in enumerate(lines) if line.startswith(CLOSE))
     return "\n".join(lines[: start - 1] + lines[end + 1 :])
+
+
+HIT_TIME = datetime(2026, 11, 30, tzinfo=UTC)
+
+
+def memory_hit(memory_id: int, label: str, content: str, store: str = "global") -> RecallHit:
+    """A recall hit for a memory with these fields (the rest fixed), for nudge tests."""
+    memory = Memory(
+        id=memory_id,
+        store=store,
+        label=label,
+        content=content,
+        branch=None,
+        archived=False,
+        model="m",
+        created_at=HIT_TIME,
+        updated_at=HIT_TIME,
+    )
+    return RecallHit(memory=memory, score=1.0, cosine=0.8)

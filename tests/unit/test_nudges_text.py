@@ -7,11 +7,10 @@ import random
 from datetime import UTC, datetime
 
 import pytest
-from framed import NONCE, data_lines
+from framed import NONCE, data_lines, memory_hit
 from thatch.decisions.engine import PredictionHit
 from thatch.decisions.models import Matcher, Prediction
 from thatch.decisions.nudge import HEADER as DECISION_HEADER
-from thatch.models import Memory, RecallHit
 from thatch.nudges.decisions import decision_nudge_from_hits
 from thatch.nudges.delivery import hook_json, plain
 from thatch.nudges.model import Nudge
@@ -21,21 +20,6 @@ from thatch.nudges.reminder import SAVE_REMINDER, save_reminder
 from thatch.nudges.text import ELLIPSIS, cut, fit_entries, one_line, take_lines
 
 NOW = datetime(2026, 11, 30, tzinfo=UTC)
-
-
-def _memory_hit(memory_id: int, label: str, content: str, store: str = "global") -> RecallHit:
-    memory = Memory(
-        id=memory_id,
-        store=store,
-        label=label,
-        content=content,
-        branch=None,
-        archived=False,
-        model="m",
-        created_at=NOW,
-        updated_at=NOW,
-    )
-    return RecallHit(memory=memory, score=1.0, cosine=0.8)
 
 
 def _prediction_hit(pid: int, situation: str, statement: str) -> PredictionHit:
@@ -117,8 +101,8 @@ def test_take_lines_keeps_whole_lines_that_fit() -> None:
 # -- recall ------------------------------------------------------------------
 def test_recall_nudge_lists_each_memory_with_label_and_store() -> None:
     hits = [
-        _memory_hit(3, "tabs", "The user indents with tabs"),
-        _memory_hit(9, "db", "Sessions live in\npostgres", store="acme/web"),
+        memory_hit(3, "tabs", "The user indents with tabs"),
+        memory_hit(9, "db", "Sessions live in\npostgres", store="acme/web"),
     ]
     nudge = recall_nudge(hits, max_chars=2000, nonce=NONCE)
     assert nudge is not None
@@ -137,11 +121,11 @@ def test_recall_nudge_lists_each_memory_with_label_and_store() -> None:
 
 def test_recall_nudge_is_none_without_hits_or_room() -> None:
     assert recall_nudge([], max_chars=2000) is None
-    assert recall_nudge([_memory_hit(1, "tabs", "x" * 100)], max_chars=30) is None
+    assert recall_nudge([memory_hit(1, "tabs", "x" * 100)], max_chars=30) is None
 
 
 def test_recall_nudge_cuts_content_to_fit_with_an_ellipsis() -> None:
-    hits = [_memory_hit(n, f"m{n}", f"fact {n} " + "word " * 200) for n in range(5)]
+    hits = [memory_hit(n, f"m{n}", f"fact {n} " + "word " * 200) for n in range(5)]
     nudge = recall_nudge(hits, max_chars=700)
     assert nudge is not None
     assert len(nudge.text) <= 700
@@ -152,7 +136,7 @@ def test_recall_nudge_cuts_content_to_fit_with_an_ellipsis() -> None:
 
 
 def test_recall_short_text_shows_the_same_memories_in_less_space() -> None:
-    hits = [_memory_hit(n, f"m{n}", "word " * 100) for n in range(4)]
+    hits = [memory_hit(n, f"m{n}", "word " * 100) for n in range(4)]
     nudge = recall_nudge(hits, max_chars=2000)
     assert nudge is not None
     assert nudge.short_text is not None
@@ -163,7 +147,7 @@ def test_recall_short_text_shows_the_same_memories_in_less_space() -> None:
 
 
 def test_recall_nudge_without_room_for_all_keeps_the_best_and_their_ids() -> None:
-    hits = [_memory_hit(n, f"label{n}", "content " * 20) for n in range(5)]
+    hits = [memory_hit(n, f"label{n}", "content " * 20) for n in range(5)]
     nudge = recall_nudge(hits, max_chars=330)  # ~170 of them for the framing
     assert nudge is not None
     shown = len(data_lines(nudge.text))
@@ -172,7 +156,7 @@ def test_recall_nudge_without_room_for_all_keeps_the_best_and_their_ids() -> Non
 
 
 def test_recall_short_text_is_none_when_not_shorter() -> None:
-    nudge = recall_nudge([_memory_hit(1, "tabs", "use tabs")], max_chars=2000)
+    nudge = recall_nudge([memory_hit(1, "tabs", "use tabs")], max_chars=2000)
     assert nudge is not None
     assert nudge.short_text is None
 
