@@ -140,3 +140,26 @@ def daily_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     assert done.returncode == 0, done.stderr[-3000:]
     return tools / "bin"
+
+
+def stop_daemons(env: dict[str, str]) -> None:
+    """Stop the daemon of ``env``'s THATCH_HOME, and any spare that takes its lock after it.
+
+    A hook that found no daemon may have started a second one beside the
+    first; it waits for the lock (up to the daemon's lock wait) and would
+    serve once the first stops.
+    """
+    import time
+
+    from thatch import rundir
+    from thatch.daemon import lock
+
+    located = rundir.locate(env, home=env.get("THATCH_HOME"))
+    deadline = time.monotonic() + 8
+    while True:
+        subprocess.run(
+            [str(THATCH), "daemon", "stop"], env=env, capture_output=True, timeout=60, check=False
+        )
+        time.sleep(0.3)
+        if not lock.is_held(located.lock_path) or time.monotonic() > deadline:
+            return

@@ -31,7 +31,7 @@ from typing import Any
 import pytest
 from harness_clis import CLAUDE_VERSIONS, harness_cli, user_env, user_path
 
-from .conftest import ROOT, THATCH, make_repo
+from .conftest import ROOT, THATCH, make_repo, stop_daemons
 
 pytestmark = pytest.mark.slow
 
@@ -109,13 +109,7 @@ class Session:
         return found
 
     def stop_daemon(self) -> None:
-        subprocess.run(
-            [str(THATCH), "daemon", "stop"],
-            env={**self.env, "THATCH_HOME": str(self.thatch_home)},
-            capture_output=True,
-            timeout=60,
-            check=False,
-        )
+        stop_daemons({**self.env, "THATCH_HOME": str(self.thatch_home)})
 
 
 @pytest.fixture

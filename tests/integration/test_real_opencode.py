@@ -23,7 +23,7 @@ import pytest
 from fake_model import fake_model, isolated_env, provider_config
 from harness_clis import harness_cli, user_path
 
-from .conftest import ROOT, THATCH, make_repo
+from .conftest import ROOT, THATCH, make_repo, stop_daemons
 
 pytestmark = pytest.mark.slow
 
@@ -58,13 +58,7 @@ def reaches_opencode(project: Path, env: dict[str, str], thatch_home: Path) -> N
                 check=False,
             )
         finally:
-            subprocess.run(
-                [str(THATCH), "daemon", "stop"],
-                env={**env, "THATCH_HOME": str(thatch_home)},
-                capture_output=True,
-                timeout=60,
-                check=False,
-            )
+            stop_daemons({**env, "THATCH_HOME": str(thatch_home)})
     assert done.returncode == 0, done.stderr[-2000:]
     sent = [request for request in requests if request.get("tools")]
     assert sent, "opencode sent the model nothing"

@@ -161,3 +161,22 @@ def test_cancel_restores_the_handler_and_stops_the_timer() -> None:
     timer.cancel()
     assert signal.getsignal(signal.SIGALRM) == before
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+
+
+def test_no_spare_is_started_while_a_daemon_holds_the_lock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from thatch.daemon import lock
+
+    calls: list[object] = []
+    monkeypatch.setattr(autostart, "_spawn", lambda argv, env: calls.append(argv) or 7)
+    lock_path = str(tmp_path / "daemon.lock")
+    held = lock.acquire(lock_path)
+    assert held is not None
+    try:
+        waiting = autostart.start_daemon(str(tmp_path), {}, None, spaced=False, lock_path=lock_path)
+    finally:
+        lock.release(held)
+    assert (waiting.coming, waiting.pid, calls) == (True, None, [])
+    started = autostart.start_daemon(str(tmp_path), {}, None, spaced=False, lock_path=lock_path)
+    assert started.pid == 7

@@ -49,7 +49,12 @@ def disabled(environ: Mapping[str, str]) -> bool:
 
 
 def start_daemon(
-    runtime_dir: str, environ: Mapping[str, str], home: str | None, *, spaced: bool = True
+    runtime_dir: str,
+    environ: Mapping[str, str],
+    home: str | None,
+    *,
+    spaced: bool = True,
+    lock_path: str | None = None,
 ) -> Start:
     """Start the daemon unless disabled or, when ``spaced``, tried just now.
 
@@ -58,10 +63,20 @@ def start_daemon(
     own tells it whether to go on waiting (see :func:`exit_status`). A spare
     daemon exits when another one keeps the lock (see thatch.daemon.lifecycle).
 
+    ``lock_path``, the daemon's lock: while a daemon holds it (one is starting
+    or running), none is started beside it. A spare would wait for that lock
+    and take over the moment the first one stops, so `thatch daemon stop`
+    right after a cold start would leave a daemon running.
+
     Raises ``OSError`` when the process cannot be started.
     """
     if disabled(environ):
         return Start(f"not starting the daemon ({NO_AUTOSTART_VAR} is set)", coming=False)
+    if lock_path is not None:
+        from thatch.daemon.lock import is_held
+
+        if is_held(lock_path):
+            return Start("a daemon is starting (it holds the lock)", coming=True)
     stamp = os.path.join(runtime_dir, STAMP_NAME)
     if spaced and _touched_recently(stamp):
         return Start("the daemon was started moments ago", coming=True)

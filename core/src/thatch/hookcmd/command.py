@@ -308,7 +308,11 @@ class _HookRun:
         absolute = rundir.absolute(home) if home else None
         try:
             start = autostart.start_daemon(
-                self.located.runtime_dir, self.environ, absolute, spaced=spaced
+                self.located.runtime_dir,
+                self.environ,
+                absolute,
+                spaced=spaced,
+                lock_path=None if spaced else self.located.lock_path,
             )
         except OSError as exc:
             start = autostart.Start(

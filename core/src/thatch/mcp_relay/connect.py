@@ -118,7 +118,11 @@ class Opener:
 
         try:
             start = autostart.start_daemon(
-                self.located.runtime_dir, self.environ, self.home, spaced=False
+                self.located.runtime_dir,
+                self.environ,
+                self.home,
+                spaced=False,
+                lock_path=self.located.lock_path,
             )
         except OSError as exc:
             raise Unavailable(f"the daemon could not be started ({exc})") from exc
