@@ -10,9 +10,12 @@ import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from integration.hook_runs import Hooks
 
 THATCH = Path(sys.executable).with_name("thatch")
 ROOT = Path(__file__).parents[2]
@@ -163,3 +166,16 @@ def stop_daemons(env: dict[str, str]) -> None:
         time.sleep(0.3)
         if not lock.is_held(located.lock_path) or time.monotonic() > deadline:
             return
+
+
+@pytest.fixture
+def hooks(home: Path, tmp_path: Path) -> Iterator[Hooks]:
+    """Hook commands run against ``home`` (no daemon unless a test starts a stand-in)."""
+    from integration.hook_runs import Hooks
+
+    cwd = tmp_path / "project"
+    cwd.mkdir()
+    made = Hooks(home, cwd)
+    yield made
+    for fake in made.daemons:
+        fake.close()

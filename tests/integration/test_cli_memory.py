@@ -14,7 +14,7 @@ def test_remember_then_search_by_meaning(thatch: Runner) -> None:
     saved = thatch(
         "remember", "tabs", "The user indents with tabs, never spaces", "--store", "global"
     )
-    assert "created memory 'tabs' in global" in saved.stderr
+    assert "created memory 'tabs' in global" in saved.stdout
     thatch("remember", "db", "Sessions are stored in PostgreSQL", "--store", "global")
     results = as_json(thatch("search", "indentation preference", "--json"))
     assert results[0]["label"] == "tabs"
@@ -42,9 +42,9 @@ def test_stores_are_kept_apart_and_global_is_shared(thatch: Runner, tmp_path: Pa
 def test_update_archive_unarchive_forget(thatch: Runner) -> None:
     thatch("remember", "ci", "CI runs on GitHub Actions", "--store", "global")
     updated = thatch("remember", "ci", "CI runs on Buildkite", "--store", "global")
-    assert "updated memory 'ci'" in updated.stderr
+    assert "updated memory 'ci'" in updated.stdout
     same = thatch("remember", "ci", "CI runs on Buildkite", "--store", "global")
-    assert "unchanged memory 'ci'" in same.stderr
+    assert "unchanged memory 'ci'" in same.stdout
 
     thatch("archive", "ci", "global")
     assert as_json(thatch("search", "continuous integration", "--json")) == []
@@ -79,7 +79,7 @@ def test_near_duplicate_warns_names_label_and_saves(thatch: Runner) -> None:
         "--store",
         "global",
     )
-    assert "created memory 'indent'" in warned.stderr
+    assert "created memory 'indent'" in warned.stdout
     assert "similar to 'tabs'" in warned.stderr
     pairs = as_json(thatch("duplicates", "--json"))
     assert [(p["first"]["label"], p["second"]["label"]) for p in pairs] == [("tabs", "indent")]
@@ -136,7 +136,7 @@ def test_bad_input_is_named_and_changes_nothing(thatch: Runner) -> None:
         (("remember", "a/b", "x"), "label 'a/b' looks like a path"),
         (("remember", "ok", "x", "--store", "a/../b"), "store name 'a/../b'"),
         (("remember", "ok", "   "), "content of memory 'ok' is empty"),
-        (("search", "x", "--limit", "0"), "--limit 0"),
+        (("search", "x", "--limit", "0"), "argument --limit"),
     ]:
         completed = thatch(*args, check=False)
         assert completed.returncode == 2, args

@@ -133,9 +133,9 @@ def test_import_twice_adds_nothing_and_bad_files_change_nothing(
         + "\n"
     )
     first = thatch("import", str(good))
-    assert "3 created, 0 updated, 0 unchanged" in first.stderr
+    assert "3 created, 0 updated, 0 unchanged" in first.stdout
     second = thatch("import", str(good))
-    assert "0 created, 0 updated, 3 unchanged" in second.stderr
+    assert "0 created, 0 updated, 3 unchanged" in second.stdout
     exported = thatch("export").stdout
     assert len(exported.splitlines()) == 3
 
@@ -203,4 +203,4 @@ def test_import_shows_a_progress_bar_on_a_terminal(home: Path, tmp_path: Path) -
     assert completed.returncode == 0
     assert "importing" in shown
     assert "5/5" in shown
-    assert "5 created" in shown
+    assert "5 created" in completed.stdout.decode()

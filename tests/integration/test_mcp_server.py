@@ -21,6 +21,7 @@ import anyio
 import pytest
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp_messages import INITIALIZE
 from thatch.daemon.client import DaemonClient
 
 from integration.conftest import Runner, daemon_pid, make_repo
@@ -237,18 +238,9 @@ RELAY_MODULES = {
     "thatch.mcp_relay.pump",
     "thatch.private",  # the console script's umask
     "thatch.rundir",
+    "thatch.socketguard",
+    "thatch.unicode_fix",
     "thatch.wire",
-}
-
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "test", "version": "1"},
-    },
 }
 
 

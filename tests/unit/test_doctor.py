@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import sys
 import types
 from collections.abc import Iterator
@@ -198,6 +199,48 @@ def test_a_private_runtime_folder_is_ok(home: Path, project: Path) -> None:
     assert check.status == "ok"
 
 
+@pytest.fixture
+def linked_home(tmp_path: Path) -> tuple[Path, Path]:
+    """A home too deep to bind its socket in, linked to a socket in a folder of the test's."""
+    deep = tmp_path / ("d" * 90)
+    located = rundir.locate(home=str(deep))
+    assert located.socket_linked
+    os.makedirs(located.runtime_dir, mode=0o700)
+    folder = tmp_path / "sockets"
+    folder.mkdir(mode=0o700)
+    with socket.socket(socket.AF_UNIX) as bound:
+        bound.bind(str(folder / "daemon.sock"))
+    os.chmod(folder / "daemon.sock", 0o600)
+    os.symlink(folder / "daemon.sock", located.socket_path)
+    return deep, folder
+
+
+def test_the_folder_a_long_home_links_to_is_checked(
+    linked_home: tuple[Path, Path], project: Path
+) -> None:
+    deep, folder = linked_home
+    assert checks(deep, project)["socket permissions"] == Check(
+        "socket permissions", "ok", f"{folder} is private to you"
+    )
+    folder.chmod(0o777)
+    check = checks(deep, project)["socket permissions"]
+    assert check.status == "fail"
+    assert f"{folder} has mode 777" in check.detail
+    assert str(folder) in check.fix
+
+
+def test_what_the_clients_would_refuse_is_a_failure(
+    linked_home: tuple[Path, Path], project: Path
+) -> None:
+    deep, folder = linked_home
+    (folder / "daemon.sock").unlink()
+    (folder / "daemon.sock").write_text("")
+    (folder / "daemon.sock").chmod(0o600)
+    check = checks(deep, project)["socket permissions"]
+    assert check.status == "fail"
+    assert "is not a socket" in check.detail
+
+
 def test_waiting_spool_files_are_a_warning(home: Path, project: Path) -> None:
     spool = Path(rundir.locate(home=str(home)).spool_dir)
     write(spool / "00000000000000000001-a.json", "{}\n")
@@ -250,7 +293,8 @@ def test_a_daemon_holding_its_lock_without_a_socket_is_not_answering(
     assert check.status == "fail"
     assert "pid 4321" in check.detail
     assert "the socket is gone" in check.detail
-    assert check.fix.startswith("kill 4321")
+    assert "kill 4321" in check.fix
+    assert "thatch daemon stop" in check.fix
 
 
 # -- harness setups ------------------------------------------------------------------

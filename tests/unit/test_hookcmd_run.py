@@ -21,7 +21,7 @@ import pytest
 import thatch
 from fake_daemon import FakeDaemon, Responder
 from thatch import rundir, wire
-from thatch.hookcmd import HookArgs, autostart, backstop, cap
+from thatch.hookcmd import HookArgs, autostart, backstop, cap, command, spool
 from thatch.hookcmd.command import run_hook
 
 #: The pid a fake spawn reports: this process, which is nobody's child to wait for.
@@ -627,3 +627,85 @@ def test_the_warming_notice_needs_no_waiting_from_other_events(harness: Harness)
     harness.daemon(echo, notice=lambda request: WARMING)
     assert harness.run(HookArgs("buffer-tool")) == "seen s1\n"
     assert harness.log_lines() == []
+
+
+# -- an event that arrived is spooled before it is sent, and the cap waits for it ------
+def slow_writes(monkeypatch: pytest.MonkeyPatch, seconds: float) -> None:
+    """Make every spool file take ``seconds`` to write (a busy disk, a large payload)."""
+    real_create = spool._create
+
+    def slow(tmp: str, spool_dir: str) -> int:
+        time.sleep(seconds)
+        return real_create(tmp, spool_dir)
+
+    monkeypatch.setattr(spool, "_create", slow)
+
+
+def test_the_event_is_spooled_and_locked_while_it_is_sent_then_removed(harness: Harness) -> None:
+    during: list[list[bool]] = []
+
+    def respond(request: dict[str, Any]) -> dict[str, Any]:
+        during.append(spool_locked(harness))
+        assert [held["event_id"] for held in harness.spooled()] == [request["event_id"]]
+        return echo(request)
+
+    harness.daemon(respond)
+    assert harness.run(HookArgs("buffer-tool")) == "seen s1\n"
+    assert during == [[True]]  # the daemon's replay leaves it to this hook meanwhile
+    assert harness.spooled() == []
+    assert harness.log_lines() == []
+
+
+def test_an_unwritable_spool_is_not_logged_when_the_daemon_takes_the_event(
+    harness: Harness,
+) -> None:
+    state = Path(harness.located.state_dir)
+    state.mkdir(parents=True)
+    (state / "spool").write_text("a file where the folder should be")
+    harness.daemon(echo)
+    assert harness.run(HookArgs("buffer-tool")) == "seen s1\n"
+    assert harness.log_lines() == []
+
+
+def test_the_cap_passing_while_the_event_is_spooled_does_not_lose_it(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    exits: list[int] = []
+    monkeypatch.setattr(backstop, "_exit", exits.append)
+    # Spooling this MiB may take 2 s: the cap passes mid-write, the hard end stays far off.
+    monkeypatch.setattr(command, "SPOOL_SECONDS_PER_MIB", 2.0)
+    slow_writes(monkeypatch, 0.2)
+    harness.env["THATCH_HOOK_TIMEOUT_MS"] = "100"
+    harness.env[autostart.NO_AUTOSTART_VAR] = "1"
+    stdin = tmp_path / "stdin"
+    stdin.write_text(json.dumps({"session_id": "s1", "output": "x" * (1024 * 1024)}))
+    with stdin.open("rb") as handle:
+        run_hook(HookArgs("buffer-tool"), stdin_fd=handle.fileno(), environ=harness.env)
+    (spooled,) = harness.spooled()
+    assert spooled["payload"]["session_id"] == "s1"
+    assert spool_locked(harness) == [False]  # let go of: the daemon replays it
+    (line,) = harness.log_lines()
+    assert "cap of 100 ms was reached" in line
+    assert "event spooled as" in line
+    assert exits == []
+
+
+def test_the_backstop_writes_the_log_line_before_it_ends_the_hook(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    logged_at_exit: list[list[str]] = []
+
+    def exit_now(status: int) -> None:
+        assert status == 0
+        logged_at_exit.append(harness.log_lines())
+
+    monkeypatch.setattr(backstop, "_exit", exit_now)
+    # Far past the spooling budget of a tiny payload (the reserve, 20 ms at this cap).
+    slow_writes(monkeypatch, 0.5)
+    harness.env["THATCH_HOOK_TIMEOUT_MS"] = "100"
+    harness.env[autostart.NO_AUTOSTART_VAR] = "1"
+    harness.run(HookArgs("buffer-tool"))
+    ((line,),) = logged_at_exit
+    assert "ms past the hook cap of 100 ms" in line
+    assert "still being spooled" in line
+    assert len(harness.log_lines()) == 1  # the hook, let go on here, logs nothing more

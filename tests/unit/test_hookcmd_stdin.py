@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from thatch import wire
 from thatch.hookcmd.stdin import MAX_PAYLOAD, parse_payload, read_payload
 
 
@@ -79,8 +80,7 @@ def test_a_payload_written_in_pieces_is_joined(pipe: Pipe) -> None:
     [
         (b"", "empty"),
         (b"  \n\t ", "empty"),
-        (b"\xff\xfe{}", "not UTF-8"),
-        (b'{"a": "\xe9"}', "not UTF-8"),
+        (b"\xff\xfe{}", "not JSON"),
         (b"not json", "not JSON"),
         (b'{"a": 1', "not JSON"),
         (b"[1, 2]", "JSON array"),
@@ -99,6 +99,30 @@ def test_bad_input_names_its_problem(tmp_path: Path, data: bytes, words: str) ->
     assert payload.data is None
     assert payload.problem is not None
     assert words in payload.problem
+
+
+@pytest.mark.parametrize(
+    ("raw", "data"),
+    [
+        pytest.param(b'\xef\xbb\xbf{"a": 1}', {"a": 1}, id="byte-order-mark"),
+        pytest.param(b'{"a": "caf\xe9 \xff!"}', {"a": "caf\ufffd \ufffd!"}, id="not-utf8"),
+        pytest.param(b'{"a": "\\ud83c"}', {"a": "\ud83c"}, id="lone-surrogate"),
+        pytest.param(
+            b'{"a": ' + b"7" * 5000 + b', "b": 12}', {"a": "7" * 5000, "b": 12}, id="5000-digits"
+        ),
+    ],
+)
+def test_what_json_alone_refuses_is_still_an_event(raw: bytes, data: dict[str, object]) -> None:
+    payload = parse_payload(raw)
+    assert payload.problem is None
+    assert payload.data == data
+
+
+def test_a_lone_surrogate_is_written_as_a_replacement_character() -> None:
+    # The hook leaves it to the wire, which both the socket and the spool file go through.
+    payload = parse_payload(b'{"prompt": "half \\ud83c"}')
+    assert payload.data is not None
+    assert wire.decode(wire.encode(payload.data)) == {"prompt": "half \ufffd"}
 
 
 def test_problems_never_quote_the_payload() -> None:

@@ -5,14 +5,28 @@ from thatch.errors import InvalidInputError
 from thatch.names import validate_branch, validate_label, validate_store
 
 
-@pytest.mark.parametrize("name", ["global", "acme/web", "owner.name/repo_1", "solo"])
+@pytest.mark.parametrize("name", ["global", "acme/web", "owner.name/repo_1", "all/web"])
 def test_good_store_names(name: str) -> None:
     assert validate_store(name) == name
 
 
 @pytest.mark.parametrize(
     "name",
-    ["", "a/../b", "../x", "a/b/c", "/abs", "a/", "a\nb", ".hidden", "a/.b", "x" * 101, "sp ace/x"],
+    [
+        "",
+        "a/../b",
+        "../x",
+        "a/b/c",
+        "/abs",
+        "a/",
+        "a\nb",
+        ".hidden",
+        "a/.b",
+        "x" * 101,
+        "sp ace/x",
+        "solo",
+        "all",
+    ],
 )
 def test_bad_store_names_name_input_and_fix(name: str) -> None:
     with pytest.raises(InvalidInputError) as caught:
@@ -20,6 +34,13 @@ def test_bad_store_names_name_input_and_fix(name: str) -> None:
     message = str(caught.value)
     assert "store name" in message
     assert "use 'global' or 'owner/name'" in message
+
+
+def test_store_names_that_reads_would_take_for_something_else_are_refused() -> None:
+    with pytest.raises(InvalidInputError, match="'all' is reserved: it means every store"):
+        validate_store("all")
+    with pytest.raises(InvalidInputError, match="'solo' has no owner part"):
+        validate_store("solo")
 
 
 @pytest.mark.parametrize("label", ["tabs", "build command", "ci:deploy-step", "über-config"])

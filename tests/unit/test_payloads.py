@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -317,13 +318,24 @@ def test_tool_calls_must_be_a_list(calls: Any) -> None:
     assert "list" in message
 
 
+def left_out(payload: dict[str, Any], caplog: pytest.LogCaptureFixture) -> tuple[list[str], str]:
+    """The tools of the batch's calls that were kept, and the warning about the others."""
+    with caplog.at_level(logging.WARNING, logger="thatch"):
+        event = parse_command_payload("buffer-batch", payload)
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    return [call.name for call in event.tool_calls], "\n".join(warnings)
+
+
 @pytest.mark.parametrize("item", ["Bash", 3, None, ["Bash"]])
-def test_a_tool_call_that_is_not_an_object_is_named_by_index(item: Any) -> None:
+def test_a_tool_call_that_is_not_an_object_is_left_out_and_named_by_index(
+    item: Any, caplog: pytest.LogCaptureFixture
+) -> None:
     payload = claude("post_tool_batch")
     payload["tool_calls"].insert(1, item)
-    message = error_of("buffer-batch", payload)
-    assert "tool_calls[1]" in message
-    assert "object" in message
+    kept, warning = left_out(payload, caplog)
+    assert kept == ["Bash", "Read", "Grep"]
+    assert "tool_calls[1]" in warning
+    assert "object" in warning
 
 
 @pytest.mark.parametrize("name", [None, "", 7])
@@ -331,10 +343,22 @@ def test_a_single_call_needs_a_tool_name(name: Any) -> None:
     assert "'tool_name'" in error_of("buffer-tool", claude("post_tool_use", tool_name=name))
 
 
-def test_a_bad_field_inside_a_batch_call_names_the_call() -> None:
+def test_a_bad_field_inside_a_batch_call_costs_that_call_only(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     payload = claude("post_tool_batch")
     del payload["tool_calls"][2]["tool_name"]
-    assert "'tool_calls[2].tool_name'" in error_of("buffer-batch", payload)
+    payload["tool_calls"][0]["tool_use_id"] = 17
+    kept, warning = left_out(payload, caplog)
+    assert kept == ["Read"]
+    assert "'tool_calls[2].tool_name'" in warning
+    assert "'tool_calls[0].tool_use_id'" in warning
+
+
+def test_a_batch_whose_every_call_is_malformed_is_refused_naming_the_first() -> None:
+    payload = claude("post_tool_batch", tool_calls=["Bash", {"tool_name": 3}])
+    message = error_of("buffer-batch", payload)
+    assert "tool_calls[0] must be a JSON object" in message
 
 
 @pytest.mark.parametrize("prompt", [None, 12, ["hi"], {"text": "hi"}])

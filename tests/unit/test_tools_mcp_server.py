@@ -17,6 +17,7 @@ import pytest
 import thatch
 import thatch_sqlite.plugin
 from mcp import Client
+from mcp_messages import INITIALIZE, INITIALIZED
 from thatch import agent_instructions, wire
 from thatch.config import Config
 from thatch.mcp_relay import ServerArgs, parse_args
@@ -302,18 +303,6 @@ def test_the_check_takes_the_callers_folder_and_given_targets(tmp_path: Path) ->
 
 
 # -- the daemon's side of a session ----------------------------------------------
-
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "test", "version": "1"},
-    },
-}
-INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 
 
 def test_a_daemon_session_serves_the_tools_over_its_connection(

@@ -11,7 +11,8 @@ from typing import Any, Literal
 
 import attrs
 
-from thatch import rundir, wire
+from thatch import rundir, socketguard, wire
+from thatch.daemon.client import ANSWER_SECONDS
 
 Status = Literal["ok", "warn", "fail"]
 
@@ -220,30 +221,53 @@ def _model(home: str | None) -> Check:
 
 
 def _runtime_dir(located: rundir.RunDir) -> Check:
-    folder = os.path.dirname(located.socket_path)
-    problems = []
-    for path, wanted in ((folder, 0o700), (located.socket_path, 0o600)):
-        try:
-            info = os.stat(path)
-        except FileNotFoundError:
-            continue
-        mode = stat.S_IMODE(info.st_mode)
-        if info.st_uid != os.getuid():
-            problems.append(f"{path} belongs to uid {info.st_uid}")
-        elif mode & ~wanted:
-            problems.append(f"{path} has mode {mode:o}, not {wanted:o}")
+    """The folders and the socket: ours, private, and what the clients will talk to."""
+    address = located.socket_path
+    bound = socketguard.linked_socket(address) or address
+    # The runtime folder and the socket's: one and the same unless the socket is linked.
+    folders = list(dict.fromkeys((located.runtime_dir, os.path.dirname(bound))))
+    found = [(_private_problem(f, 0o700), f) for f in folders]
+    found.append((_private_problem(bound, 0o600), os.path.dirname(bound)))
+    if not any(problem for problem, _ in found):
+        found.append((_refusal(address), os.path.dirname(bound)))
+    problems = {problem: folder for problem, folder in found if problem}
     if problems:
+        remove = " and ".join(dict.fromkeys(problems.values()))
         return Check(
             "socket permissions",
             "fail",
             "; ".join(problems),
-            f"stop the daemon ('thatch daemon stop'), then remove {folder}",
+            f"stop the daemon ('thatch daemon stop'), then remove {remove}",
         )
-    return Check("socket permissions", "ok", f"{folder} is private to you")
+    return Check("socket permissions", "ok", f"{os.path.dirname(bound)} is private to you")
+
+
+def _refusal(address: str) -> str | None:
+    """Why the clients would refuse to talk to the socket at ``address`` (None: they would not)."""
+    try:
+        socketguard.socket_file(address)
+    except socketguard.UnsafeSocketError as exc:
+        return str(exc)
+    except OSError:
+        pass  # no socket yet: the daemon makes it
+    return None
+
+
+def _private_problem(path: str, wanted: int) -> str | None:
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return None
+    mode = stat.S_IMODE(info.st_mode)
+    if info.st_uid != os.getuid():
+        return f"{path} belongs to uid {info.st_uid}"
+    if mode & ~wanted:
+        return f"{path} has mode {mode:o}, not {wanted:o}"
+    return None
 
 
 #: Seconds doctor waits for the daemon's answer before calling it hung.
-DAEMON_ANSWER_SECONDS = 1.5
+DAEMON_ANSWER_SECONDS = ANSWER_SECONDS
 
 
 def _daemon(located: rundir.RunDir) -> Check:
@@ -252,8 +276,11 @@ def _daemon(located: rundir.RunDir) -> Check:
 
     message = {"protocol": wire.PROTOCOL, "client": "0", "op": "status"}
     pid = _daemon_pid(located)
-    # Kill, not 'daemon stop': a daemon that does not answer cannot be asked to stop.
-    kill = f"kill {pid or '<pid of thatch daemon run>'}; the next hook starts a new daemon"
+    # 'daemon stop' signals a daemon that does not answer (SIGTERM, then SIGKILL).
+    kill = (
+        f"'thatch daemon stop' ends it (or kill {pid or '<pid of thatch daemon run>'}); "
+        "the next hook starts a new daemon"
+    )
     try:
         status = wire.request(located.socket_path, message, timeout=DAEMON_ANSWER_SECONDS)
     except TimeoutError:
@@ -263,6 +290,13 @@ def _daemon(located: rundir.RunDir) -> Check:
             f"hung: the daemon (pid {pid or '?'}) accepts connections but did not answer "
             f"within {DAEMON_ANSWER_SECONDS} s (stopped, or stuck); hooks get no nudges",
             kill,
+        )
+    except socketguard.UnsafeSocketError as exc:
+        return Check(
+            "daemon",
+            "fail",
+            f"not asked: {exc}",
+            "see 'socket permissions' above; the next hook starts a new daemon",
         )
     except (OSError, wire.WireError):
         if pid is None:

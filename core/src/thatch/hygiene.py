@@ -5,9 +5,22 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
+from thatch.errors import InvalidInputError
 from thatch.models import DuplicatePair, HygieneReport, Memory
 
 STALE_DAYS = 90
+#: A century: longer spans say nothing more, and dates before year 1 do not exist.
+MAX_STALE_DAYS = 36_500
+
+
+def check_stale_days(days: int) -> int:
+    """Return ``days`` if it is a usable staleness span; raise a clear error otherwise."""
+    if isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= MAX_STALE_DAYS:
+        raise InvalidInputError(
+            f"stale days {days!r} must be a whole number from 1 to {MAX_STALE_DAYS}; "
+            f"e.g. {STALE_DAYS}"
+        )
+    return days
 
 
 def is_stale(memory: Memory, now: datetime, days: int = STALE_DAYS) -> bool:
@@ -31,6 +44,7 @@ def hygiene_report(
     repository (``repo_store``) that ``branches`` no longer holds; branches of
     other repositories cannot be seen from here, so they are never reported.
     """
+    check_stale_days(stale_days)
     orphaned = tuple(
         memory
         for memory in memories

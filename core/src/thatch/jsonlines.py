@@ -12,10 +12,15 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from thatch.errors import InvalidInputError
+from thatch.unicode_fix import has_surrogate_escape, scrub
 
 
 def parse_object(text: str, where: str, example: str) -> dict[str, Any]:
-    """``text`` as a JSON object; ``where`` names it in errors, ``example`` shows the shape."""
+    """``text`` as a JSON object; ``where`` names it in errors, ``example`` shows the shape.
+
+    A ``\\ud800`` escape decodes to a lone surrogate nothing can store; it
+    becomes U+FFFD (see :mod:`thatch.unicode_fix`).
+    """
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -24,7 +29,7 @@ def parse_object(text: str, where: str, example: str) -> dict[str, Any]:
         ) from None
     if not isinstance(data, dict):
         raise InvalidInputError(f"{where} is not a JSON object; write one like {example}")
-    return data
+    return scrub(data) if has_surrogate_escape(text) else data
 
 
 def json_objects(

@@ -16,6 +16,7 @@ thatch's log file.
 from __future__ import annotations
 
 import functools
+import json
 import logging
 import os
 import sys
@@ -189,11 +190,135 @@ async def serve(
 
     The daemon passes a session's socket as ``stdin`` and ``stdout``; the
     SDK's stdio transport then frames the messages exactly as on stdio.
+    Every line gets an answer: see :class:`MendedMessages`.
     """
     from mcp.server.stdio import stdio_server
 
     async with stdio_server(stdin, stdout) as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+        messages = MendedMessages(read_stream, write_stream)
+        await server.run(messages, write_stream, server.create_initialization_options())
+
+
+class MendedMessages:
+    """The transport's messages, with each line its parser refused mended or answered.
+
+    The SDK's parser refuses a whole line for one lone UTF-16 surrogate
+    escape (``"\\ud83c"``: half an emoji a JavaScript client cut) and hands
+    the server its error instead of a message, which the server drops: the
+    client would wait forever for the answer. Such a line is parsed again by
+    Python's json, which accepts it, its surrogates made U+FFFD
+    (:func:`thatch.unicode_fix.scrub`), and served. A line that still is no
+    message is answered with a JSON-RPC error that says why. (Bytes that
+    are not UTF-8 never get here: the transport reads them as U+FFFD.)
+
+    A read stream as the SDK's ``ReadStream`` protocol describes it.
+    """
+
+    def __init__(self, inner: Any, write_stream: Any) -> None:
+        self._inner = inner
+        self._write_stream = write_stream
+
+    @property
+    def last_context(self) -> Any:
+        """The sender's context of the last message, which the server runs it in."""
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self) -> Any:
+        from mcp import types
+
+        while True:
+            item = await self._inner.receive()
+            if not isinstance(item, Exception):
+                return item
+            mended = mend_message(item)
+            if not isinstance(mended.message, types.JSONRPCError):
+                return mended
+            await self._write_stream.send(mended)
+
+    def __aiter__(self) -> MendedMessages:
+        return self
+
+    async def __anext__(self) -> Any:
+        import anyio
+
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> MendedMessages:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+
+def mend_message(refused: Exception) -> Any:
+    """The message of a line the SDK's parser refused, or the error that answers it.
+
+    ``refused`` is the parser's error. One that found no JSON holds the
+    line, which is parsed again; for JSON that is no JSON-RPC message the
+    request's id cannot be told, so its error has none (as JSON-RPC says).
+    Returns a ``SessionMessage`` either way.
+    """
+    from mcp import types
+    from mcp.shared.message import SessionMessage
+
+    from thatch.unicode_fix import scrub
+
+    line = _refused_line(refused)
+    if line is None:
+        problem = _first_problem(refused)
+        return _error(types.INVALID_REQUEST, f"not a JSON-RPC message: {problem}")
+    try:
+        data = scrub(json.loads(line))
+    except ValueError as exc:
+        return _error(types.PARSE_ERROR, f"the message is not JSON: {exc}")
+    try:
+        message = types.jsonrpc_message_adapter.validate_json(
+            json.dumps(data, ensure_ascii=False), by_name=False
+        )
+    except ValueError as exc:
+        return _error(types.INVALID_REQUEST, f"not a JSON-RPC message: {_first_problem(exc)}")
+    log.info("MCP: lone surrogates in a message were replaced with U+FFFD")
+    return SessionMessage(message)
+
+
+def _refused_line(refused: Exception) -> str | None:
+    """The line the parser found no JSON in (None: it found JSON, or the error is another)."""
+    from pydantic import ValidationError
+
+    if not isinstance(refused, ValidationError):
+        return None
+    problems = refused.errors()
+    if len(problems) != 1 or problems[0]["type"] != "json_invalid":
+        return None
+    line = problems[0].get("input")
+    return line if isinstance(line, str) else None
+
+
+def _first_problem(exc: Exception) -> str:
+    """The first of a validation error's problems, as ``where: what``."""
+    from pydantic import ValidationError
+
+    if not isinstance(exc, ValidationError) or not exc.errors():
+        return str(exc)
+    first = exc.errors()[0]
+    where = ".".join(str(part) for part in first.get("loc", ()))
+    return f"{where}: {first['msg']}" if where else str(first["msg"])
+
+
+def _error(code: int, message: str) -> Any:
+    """The answer to a message whose id could not be read: an error with no id."""
+    from mcp import types
+    from mcp.shared.message import SessionMessage
+
+    log.warning("MCP: answered a message with an error: %s", message)
+    error = types.ErrorData(code=code, message=message)
+    return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=None, error=error))
 
 
 def main(args: argparse.Namespace | ServerArgs) -> int:

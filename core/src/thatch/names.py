@@ -12,6 +12,8 @@ from thatch.redact import redact
 MAX_LABEL = 120
 MAX_STORE = 100
 MAX_BRANCH = 200
+#: Where stores are read, ``all`` means every store, so no store may be named so.
+EVERY_STORE = "all"
 _STORE_PART = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _BRANCH = re.compile(r"[A-Za-z0-9._/+@-]+")
 
@@ -31,9 +33,15 @@ def validate_store(name: str) -> str:
         raise InvalidInputError(f"store name {name!r} is over {MAX_STORE} characters; {fix}")
     if name == GLOBAL_STORE:
         return name
+    if name == EVERY_STORE:
+        raise InvalidInputError(
+            f"store name {name!r} is reserved: it means every store where stores are read; {fix}"
+        )
     parts = name.split("/")
     if ".." in parts or "." in parts or any(part.startswith(".") for part in parts):
         raise InvalidInputError(f"store name {name!r} has a '.' path part; {fix}")
+    if len(parts) == 1:
+        raise InvalidInputError(f"store name {name!r} has no owner part; {fix}")
     if len(parts) > 2 or not all(_STORE_PART.fullmatch(part) for part in parts):
         raise InvalidInputError(f"store name {name!r} is not valid; {fix}")
     # A store name is stored and printed everywhere, so one that holds a

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 from collections.abc import Mapping
 from typing import Any
 
 from thatch.errors import InvalidInputError
 from thatch.events import Event, EventKind, ToolCall, shared_identity
+
+log = logging.getLogger("thatch")
 
 #: Hook events that report only failed tool calls, as Claude Code and Cursor name them.
 FAILURE_EVENTS = frozenset({"PostToolUseFailure", "postToolUseFailure"})
@@ -43,12 +46,7 @@ def parse_command_payload(
     cwd = optional_text(payload, "cwd") or first_root(payload)
     fields: dict[str, Any] = {}
     if command == "buffer-batch":
-        calls = payload.get("tool_calls")
-        if not isinstance(calls, list):
-            raise InvalidInputError("payload field 'tool_calls' must be a list of tool calls")
-        fields["tool_calls"] = tuple(
-            tool_call(call, f"tool_calls[{i}].") for i, call in enumerate(calls)
-        )
+        fields["tool_calls"] = batch_calls(payload)
     elif command == "buffer-tool":
         call = tool_call(payload, "", failed=hook_event in FAILURE_EVENTS)
         fields["tool_calls"] = (call,)
@@ -67,6 +65,33 @@ def parse_command_payload(
         cwd=cwd,
         **fields,
     )
+
+
+def batch_calls(payload: Mapping[str, Any]) -> tuple[ToolCall, ...]:
+    """The calls of a batch's ``tool_calls``; a malformed one is logged and left out.
+
+    A batch reports a whole turn (twenty calls, say): one call a harness got
+    wrong must not cost the others. A batch whose every call is malformed is
+    a bad payload.
+
+    :raises InvalidInputError: ``tool_calls`` is not a list, or none of its
+        calls is well formed (the first one's error).
+    """
+    calls = payload.get("tool_calls")
+    if not isinstance(calls, list):
+        raise InvalidInputError("payload field 'tool_calls' must be a list of tool calls")
+    kept: list[ToolCall] = []
+    errors: list[InvalidInputError] = []
+    for i, call in enumerate(calls):
+        try:
+            kept.append(tool_call(call, f"tool_calls[{i}]."))
+        except InvalidInputError as exc:
+            errors.append(exc)
+    if errors and not kept:
+        raise errors[0]
+    for error in errors:
+        log.warning("a tool call of the batch was left out: %s", error)
+    return tuple(kept)
 
 
 def tool_call(data: Any, where: str, *, failed: bool = False) -> ToolCall:

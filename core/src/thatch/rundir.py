@@ -6,9 +6,12 @@ a unit test keeps the two in step).
 
 One daemon serves one user and one database: the socket is ``daemon.sock``
 in the runtime folder, or ``daemon-<hash>.sock`` when ``THATCH_DB_PATH``
-points at another database. Unix socket paths are limited to ~104 bytes, so
-a path that would be longer moves to a private folder under the system's
-temporary directory, named by a hash of the long one.
+points at another database. Unix socket paths are limited to ~104 bytes:
+when that one is longer, the daemon binds its socket in a private folder of
+its own with an unpredictable name, under the system's temporary directory,
+and leaves a symbolic link to it at the long path (clients follow it, see
+:mod:`thatch.socketguard`). A predictable folder there could be made first
+by another user, who would then receive every hook's payload.
 """
 
 from __future__ import annotations
@@ -44,11 +47,13 @@ class RunDir:
 
     @property
     def socket_path(self) -> str:
-        path = os.path.join(self.runtime_dir, f"{self._stem}.sock")
-        if len(path.encode()) <= MAX_SOCKET_PATH:
-            return path
-        digest = _short_hash(path, 16)
-        return os.path.join(short_socket_dir(), f"{digest}.sock")
+        """Where clients connect: the socket, or the daemon's link to it (see the module doc)."""
+        return os.path.join(self.runtime_dir, f"{self._stem}.sock")
+
+    @property
+    def socket_linked(self) -> bool:
+        """Whether :attr:`socket_path` is too long to bind, so the daemon links it instead."""
+        return not bindable(self.socket_path)
 
     @property
     def lock_path(self) -> str:
@@ -101,11 +106,9 @@ def locate(environ: Mapping[str, str] | None = None, home: str | None = None) ->
     return RunDir(runtime, state, db_key, _user_config_dir(env))
 
 
-def short_socket_dir() -> str:
-    """A folder private to this user for sockets whose natural path is too long."""
-    import tempfile
-
-    return os.path.join(tempfile.gettempdir(), f"{APP_NAME}-{os.getuid()}")
+def bindable(path: str) -> bool:
+    """Whether a Unix socket can be bound at ``path`` (it is short enough)."""
+    return len(path.encode()) <= MAX_SOCKET_PATH
 
 
 def _short_hash(text: str, length: int) -> str:

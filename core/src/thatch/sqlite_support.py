@@ -41,6 +41,17 @@ def is_busy(exc: sqlite3.OperationalError) -> bool:
     return code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
 
+def erase_on_delete(conn: sqlite3.Connection) -> None:
+    """Make SQLite overwrite what this connection deletes, instead of only unlinking it.
+
+    A forgotten memory, or a spooled tool call holding a secret, must not stay
+    readable in free pages of the file. Builds differ in their default (the
+    setting is per connection and a compile-time option), so it is set on
+    every open, before anything is written.
+    """
+    conn.execute("PRAGMA secure_delete = ON")
+
+
 def use_wal(conn: sqlite3.Connection) -> None:
     """Put the file in WAL mode: readers never block the writer nor each other.
 

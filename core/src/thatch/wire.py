@@ -39,6 +39,8 @@ from __future__ import annotations
 
 import json
 
+from thatch import socketguard, unicode_fix
+
 # Not ``typing.TYPE_CHECKING``: importing typing costs every hook command ~3 ms.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -62,23 +64,37 @@ class WireError(Exception):
 
 
 def encode(message: dict[str, Any]) -> bytes:
-    """One message as a JSON line (non-ASCII kept as UTF-8, surrogates escaped)."""
-    return (
-        json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode(
-            "utf-8", "surrogatepass"
-        )
-        + b"\n"
-    )
+    """One message as a JSON line of valid UTF-8 (non-ASCII kept as it is).
+
+    A lone surrogate (half an emoji a JavaScript harness cut) cannot be
+    UTF-8: it becomes U+FFFD, so the event still gets through.
+    """
+    text = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:
+        data = unicode_fix.scrub_text(text).encode("utf-8")
+    return data + b"\n"
 
 
 def decode(line: bytes) -> dict[str, Any]:
-    """Parse one received line; raises :class:`WireError` on anything but a JSON object."""
+    """Parse one received line; raises :class:`WireError` on anything but a JSON object.
+
+    The strings it holds can always be stored: bytes that are not UTF-8 and
+    escaped lone surrogates (``"\\ud83c"``) come out as U+FFFD.
+    """
     try:
-        message = json.loads(line)
+        text = line.decode("utf-8")
+    except UnicodeDecodeError:
+        text = line.decode("utf-8", "replace")
+    try:
+        message = json.loads(text)
     except ValueError as exc:
         raise WireError(f"not a JSON line: {exc}") from None
     if not isinstance(message, dict):
         raise WireError("a message must be a JSON object")
+    if unicode_fix.has_surrogate_escape(text):
+        message = unicode_fix.scrub(message)
     return message
 
 
@@ -128,13 +144,11 @@ def request(
     for the answer from then on.
 
     Raises ``OSError`` (no daemon, refused, reset), ``TimeoutError`` and
-    :class:`WireError`; callers decide what failing open means for them.
+    :class:`WireError`; callers decide what failing open means for them. A
+    socket that may not be the user's daemon's is never sent a byte: that
+    raises :class:`thatch.socketguard.UnsafeSocketError`, a ``PermissionError``.
     """
-    import socket
-
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-        sock.settimeout(timeout)
-        sock.connect(socket_path)
+    with socketguard.connect(socket_path, timeout) as sock:
         sock.sendall(encode(message))
         lines = LineReader(sock)
         answer = decode(lines.line())

@@ -16,10 +16,9 @@ if TYPE_CHECKING:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (also used as the console script)."""
-    from thatch.cli.parser import build_parser
+    from thatch.cli.parser import parse_arguments
 
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parse_arguments(argv)
     return _run(lambda: int(args.run(args) or 0))
 
 

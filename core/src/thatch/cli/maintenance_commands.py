@@ -5,15 +5,18 @@ from __future__ import annotations
 import argparse
 import shutil
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager, nullcontext
 
+from thatch.api import Thatch
 from thatch.cli import output
-from thatch.cli.inputs import read_lines
+from thatch.cli.inputs import batches, count_checked, open_import_file
 from thatch.cli.memory_commands import connect
-from thatch.errors import InvalidInputError
-from thatch.models import RememberResult
-from thatch.transfer import parse_lines
+from thatch.models import ImportResult, RememberResult
+from thatch.transfer import ImportLine, parse_lines
+
+#: Lines written per batch: an import holds this many, whatever the file's size.
+IMPORT_BATCH = 512
 
 
 def duplicates(args: argparse.Namespace) -> int:
@@ -22,7 +25,7 @@ def duplicates(args: argparse.Namespace) -> int:
             first, second = args.mark_reviewed
             store = None if args.store == "all" else args.store
             th.mark_reviewed(first, second, store)
-            output.note(f"marked '{first}' and '{second}' as reviewed")
+            output.say(f"marked '{first}' and '{second}' as reviewed")
             return 0
         pairs = th.duplicates(args.store)
     if args.json:
@@ -40,8 +43,6 @@ def duplicates(args: argparse.Namespace) -> int:
 
 
 def hygiene(args: argparse.Namespace) -> int:
-    if args.days < 1:
-        raise InvalidInputError(f"--days {args.days} is below 1; use a number of days like 90")
     with connect(args) as th:
         report = th.hygiene(args.store, stale_days=args.days)
     if args.json:
@@ -75,32 +76,48 @@ def export(args: argparse.Namespace) -> int:
 
 
 def import_file(args: argparse.Namespace) -> int:
-    source = "stdin" if args.file == "-" else args.file
-    lines = read_lines(args.file)
-    # Everything is parsed and validated first: a bad line changes nothing.
-    parsed = list(parse_lines(lines, source))
-    with connect(args) as th, _progress(len(parsed), "importing") as advance:
+    with open_import_file(args.file) as source:
+        # Every line is parsed and checked before any is written: a bad line changes nothing.
+        total = count_checked(parse_lines(source.lines(), source.name))
+        lines = parse_lines(source.lines(), source.name)
+        with connect(args) as th, _progress(total, "importing") as advance:
 
-        def saved(result: RememberResult) -> None:
-            advance(1)
-            if args.json:
-                output.print_json_line(
-                    {
-                        "saved": result.memory.label,
-                        "store": result.memory.store,
-                        "action": result.action,
-                    }
-                )
+            def saved(result: RememberResult) -> None:
+                advance(1)
+                if args.json:
+                    output.print_json_line(
+                        {
+                            "saved": result.memory.label,
+                            "store": result.memory.store,
+                            "action": result.action,
+                        }
+                    )
 
-        totals = th.import_lines(parsed, on_saved=saved)
+            totals = _import_in_batches(th, lines, saved)
     if args.json:
         output.print_json_line({"done": totals})
     else:
-        output.note(
-            f"imported {len(parsed)} lines: {totals.created} created, {totals.updated} updated, "
+        output.say(
+            f"imported {total} lines: {totals.created} created, {totals.updated} updated, "
             f"{totals.unchanged} unchanged, {totals.redactions} secrets redacted"
         )
     return 0
+
+
+def _import_in_batches(
+    th: Thatch, lines: Iterable[ImportLine], saved: Callable[[RememberResult], None]
+) -> ImportResult:
+    """Import ``lines`` :data:`IMPORT_BATCH` at a time; the totals of every batch."""
+    totals = ImportResult(created=0, updated=0, unchanged=0, redactions=0)
+    for batch in batches(lines, IMPORT_BATCH):
+        done = th.import_lines(batch, on_saved=saved)
+        totals = ImportResult(
+            created=totals.created + done.created,
+            updated=totals.updated + done.updated,
+            unchanged=totals.unchanged + done.unchanged,
+            redactions=totals.redactions + done.redactions,
+        )
+    return totals
 
 
 def _progress(total: int, what: str) -> AbstractContextManager[Callable[[int], None]]:
@@ -136,7 +153,7 @@ def reembed(args: argparse.Namespace) -> int:
         model = th.embedder.model_id
         with _progress(len(th.stale_vectors()), "re-embedding") as advance:
             done = th.reembed(progress=advance)
-    output.note(f"re-embedded {done} memories with {model}")
+    output.say(f"re-embedded {done} memories with {model}")
     return 0
 
 

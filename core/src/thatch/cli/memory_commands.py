@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Callable
 from typing import Any
 
 from thatch.api import Thatch
 from thatch.api import open as open_thatch
 from thatch.cli import output
-from thatch.cli.inputs import answer_stdin_queries
-from thatch.errors import InvalidInputError
+from thatch.cli.inputs import answer_stdin_queries, read_stdin
 from thatch.models import Memory
 from thatch.serialize import to_json_data
 from thatch.views import memory_hit_data
@@ -26,7 +24,7 @@ def connect(args: argparse.Namespace) -> Thatch:
 
 
 def remember(args: argparse.Namespace) -> int:
-    content = sys.stdin.read() if args.content == "-" else args.content
+    content = read_stdin() if args.content == "-" else args.content
     with connect(args) as th:
         result = th.remember(args.label, content, store=args.store, branch=args.branch)
     if args.json:
@@ -37,8 +35,6 @@ def remember(args: argparse.Namespace) -> int:
 
 
 def search(args: argparse.Namespace) -> int:
-    if args.limit < 1:
-        raise InvalidInputError(f"--limit {args.limit} is below 1; ask for at least one result")
     with connect(args) as th:
         if args.query == "-":
             return _search_stdin(th, args)
@@ -88,7 +84,7 @@ def _change(verb: str, change: Callable[[Thatch, str, str | None], Memory]) -> H
         with connect(args) as th:
             memory = change(th, args.label, args.store)
         return output.emit(
-            args.json, memory, lambda m: output.note(f"{verb} '{m.label}' in {m.store}")
+            args.json, memory, lambda m: output.say(f"{verb} '{m.label}' in {m.store}")
         )
 
     return handler

@@ -114,9 +114,9 @@ def print_memory(memory: Memory) -> None:
 
 
 def describe_remember(result: RememberResult) -> None:
-    """What remember did, said on stderr (the content is never echoed)."""
+    """What remember did on stdout, its warnings on stderr (the content is never echoed)."""
     memory = result.memory
-    note(f"{result.action} memory '{memory.label}' in {memory.store} ({memory.model})")
+    say(f"{result.action} memory '{memory.label}' in {memory.store} ({memory.model})")
     if result.redactions:
         plural = "s" if result.redactions != 1 else ""
         note(f"redacted {result.redactions} secret{plural} before saving")

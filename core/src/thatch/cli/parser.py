@@ -1,8 +1,14 @@
-"""The argument parser: every subcommand, its arguments and its handler."""
+"""The argument parser: every subcommand, its arguments and its handler.
+
+Every number an option takes is bounded by a type of :mod:`thatch.cli.inputs`,
+so a huge, negative or non-finite one is refused with its range before
+anything runs.
+"""
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 
 from thatch.cli import maintenance_commands as maintenance
 from thatch.cli import memory_commands as memory
@@ -10,8 +16,27 @@ from thatch.cli import plugin_commands as plugins
 from thatch.cli import prediction_commands as predictions
 from thatch.cli import runtime_commands as runtime
 from thatch.cli import setup_commands as setup
+from thatch.cli.inputs import (
+    MAX_ID,
+    MAX_RESULTS,
+    clean_arguments,
+    finite_number,
+    plot_file,
+    whole_number,
+)
+from thatch.hygiene import MAX_STALE_DAYS
 
 STORE_HELP = "a store name, or 'all' (default: this repository's store and global)"
+#: Arguments that name files or folders: kept byte for byte, all others are
+#: text made storable (see :func:`thatch.cli.inputs.clean_arguments`).
+PATH_ARGUMENTS = frozenset({"home", "file", "plot", "project", "plugin"})
+RESULTS = whole_number(1, MAX_RESULTS)
+PREDICTION_ID = whole_number(1, MAX_ID)
+
+
+def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """``argv`` (default: the process's) parsed, its text arguments cleaned."""
+    return clean_arguments(build_parser().parse_args(argv), PATH_ARGUMENTS)
 
 
 def _common() -> argparse.ArgumentParser:
@@ -67,8 +92,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = add("search", memory.search, "recall memories by meaning and by words", reads=True)
     sub.add_argument("query", help="what to look for; '-' reads one query a line from stdin")
     sub.add_argument("store", nargs="?", help=STORE_HELP)
-    sub.add_argument("--limit", type=int, default=5, help="how many results (default 5)")
-    sub.add_argument("--min-cosine", type=float, help="drop results less similar than this")
+    sub.add_argument("--limit", type=RESULTS, default=5, help="how many results (default 5)")
+    sub.add_argument(
+        "--min-cosine", type=finite_number(-1, 1), help="drop results less similar than this"
+    )
     sub.add_argument(
         "--mode",
         choices=("hybrid", "vector", "words"),
@@ -110,7 +137,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub = add("hygiene", maintenance.hygiene, "stale, orphaned and duplicate memories", reads=True)
     sub.add_argument("store", nargs="?", default="all", help="a store name or 'all' (default)")
-    sub.add_argument("--days", type=int, default=90, help="stale after this many days (default 90)")
+    sub.add_argument(
+        "--days",
+        type=whole_number(1, MAX_STALE_DAYS),
+        default=90,
+        help="stale after this many days (default 90)",
+    )
 
     sub = add("export", maintenance.export, "write memories as JSON lines to stdout")
     sub.add_argument("--store", default="all", help="one store (default: all)")
@@ -271,7 +303,7 @@ def _add_predictions(
     sub = add("query", predictions.query, "predictions that fit a context")
     sub.add_argument("context", help="the situation; '-' reads one query a line from stdin")
     sub.add_argument("--store", help=STORE_HELP)
-    sub.add_argument("--limit", type=int, default=10, help="how many predictions (default 10)")
+    sub.add_argument("--limit", type=RESULTS, default=10, help="how many predictions (default 10)")
     sub.add_argument("--session", help="log the showing under this session, for calibration")
 
     sub = add("update", predictions.update, "record the user's feedback on a prediction")
@@ -296,7 +328,9 @@ def _add_predictions(
         ("delete", predictions.delete, "delete a prediction, its links and provenance"),
     ):
         sub = add(name, handler, text)
-        sub.add_argument("id", type=int, help="the prediction id (see 'thatch predictions list')")
+        sub.add_argument(
+            "id", type=PREDICTION_ID, help="the prediction id (see 'thatch predictions list')"
+        )
 
     sub = add("import", predictions.import_file, "replay update calls from a JSON lines file")
     sub.add_argument(
@@ -305,4 +339,6 @@ def _add_predictions(
 
     sub = add("calibration", predictions.calibration, "how well confidences match outcomes")
     sub.add_argument("--store", help="one store (default: all)")
-    sub.add_argument("--plot", metavar="FILE.png", help="draw the reliability diagram")
+    sub.add_argument(
+        "--plot", type=plot_file, metavar="FILE.png", help="draw the reliability diagram"
+    )

@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
 from thatch.api import Thatch
 from thatch.cli import output
-from thatch.cli.inputs import answer_stdin_queries, read_lines
+from thatch.cli.inputs import answer_stdin_queries, batches, count_checked, open_import_file
 from thatch.cli.memory_commands import connect
 from thatch.decisions.calibration import CalibrationReport
 from thatch.decisions.engine import UpdateResult
 from thatch.decisions.models import Prediction
 from thatch.decisions.nudge import format_block
 from thatch.decisions.service import PredictionDetail, parse_update_calls
+from thatch.errors import InvalidInputError
 from thatch.serialize import to_json_data
 from thatch.views import prediction_hit_data
 
@@ -33,7 +33,7 @@ def query(args: argparse.Namespace) -> int:
     if args.json:
         output.print_json([prediction_hit_data(hit) for hit in hits])
     elif hits:
-        print(format_block(hits))
+        output.say(format_block(hits))
     else:
         output.note("no predictions fit this context")
     return 0
@@ -78,7 +78,7 @@ def update(args: argparse.Namespace) -> int:
             {**to_json_data(result), "confidence": result.confidence, "evidence": result.evidence}
         )
     else:
-        output.note(_describe_update(result, args.prediction))
+        output.say(_describe_update(result, args.prediction))
     return 0
 
 
@@ -112,20 +112,20 @@ def show(args: argparse.Namespace) -> int:
 
 def _print_detail(detail: PredictionDetail) -> None:
     p = detail.prediction
-    print(f"prediction {p.id} in {p.store}: {p.statement}")
+    output.say(f"prediction {p.id} in {p.store}: {p.statement}")
     if p.rationale:
-        print(f"rationale:  {p.rationale}")
-    print(
+        output.say(f"rationale:  {p.rationale}")
+    output.say(
         f"confidence: {p.confidence:.4f} (confirm {p.confirm_count:g}, "
         f"disconfirm {p.disconfirm_count:g}, prior {p.prior:.4f})"
     )
-    print("when:")
+    output.say("when:")
     for matcher, edge in detail.matchers:
-        print(f"  - [{edge.weight:.2f}] {matcher.description} (matcher {matcher.id})")
-    print("provenance:")
+        output.say(f"  - [{edge.weight:.2f}] {matcher.description} (matcher {matcher.id})")
+    output.say("provenance:")
     for entry in detail.provenance:
         said = f": {entry.detail}" if entry.detail else ""
-        print(f"  {entry.created_at:%Y-%m-%d %H:%M} {entry.signal}{said}")
+        output.say(f"  {entry.created_at:%Y-%m-%d %H:%M} {entry.signal}{said}")
 
 
 def delete(args: argparse.Namespace) -> int:
@@ -134,23 +134,30 @@ def delete(args: argparse.Namespace) -> int:
     if args.json:
         output.print_json(deleted)
     else:
-        output.note(f"deleted prediction {deleted.id} ({output.shorten(deleted.statement, 60)})")
+        output.say(f"deleted prediction {deleted.id} ({output.shorten(deleted.statement, 60)})")
     return 0
 
 
+#: Update calls replayed per batch: an import holds this many, whatever the file's size.
+IMPORT_BATCH = 512
+
+
 def import_file(args: argparse.Namespace) -> int:
-    source = "stdin" if args.file == "-" else args.file
-    calls = list(parse_update_calls(read_lines(args.file), source))
-    with connect(args) as th:
-        results = th.decisions.import_calls(calls)
     counts: dict[str, int] = {}
-    for result in results:
-        counts[result.outcome] = counts.get(result.outcome, 0) + 1
+    with open_import_file(args.file) as source:
+        # Every line is parsed and checked before any is replayed: a bad line changes nothing.
+        count_checked(parse_update_calls(source.lines(), source.name))
+        calls = parse_update_calls(source.lines(), source.name)
+        with connect(args) as th:
+            for batch in batches(calls, IMPORT_BATCH):
+                for result in th.decisions.import_calls(batch):
+                    counts[result.outcome] = counts.get(result.outcome, 0) + 1
+    replayed = sum(counts.values())
     if args.json:
-        output.print_json({"calls": len(results), **counts})
+        output.print_json({"calls": replayed, **counts})
     else:
         summary = ", ".join(f"{n} {outcome}" for outcome, n in sorted(counts.items())) or "nothing"
-        output.note(f"imported {len(results)} update calls: {summary}")
+        output.say(f"imported {replayed} update calls: {summary}")
     return 0
 
 
@@ -160,7 +167,10 @@ def calibration(args: argparse.Namespace) -> int:
     if args.plot:
         from thatch.decisions.plot import draw_reliability
 
-        draw_reliability(report, Path(args.plot))
+        try:
+            draw_reliability(report, args.plot)
+        except InvalidInputError as exc:
+            raise InvalidInputError(f"--plot: {exc}") from None
         output.note(f"reliability diagram written to {args.plot}")
     if args.json:
         output.print_json(report)

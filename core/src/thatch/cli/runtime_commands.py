@@ -8,7 +8,8 @@ from typing import Any
 
 from thatch.cli.output import emit, print_table
 
-#: Exit status of ``thatch daemon status`` when no daemon runs (as ``systemctl status``).
+#: Exit status of ``thatch daemon status`` when no daemon runs (as ``systemctl status``),
+#: or one runs that does not answer (it cannot serve either).
 NOT_RUNNING = 3
 
 
@@ -40,41 +41,75 @@ def _client(args: argparse.Namespace) -> Any:
 
 
 def daemon_start(args: argparse.Namespace) -> int:
+    from thatch.daemon.client import DaemonUnavailableError
+
     client = _client(args)
     client.ensure_running(warm=True)
-    status = client.request("status")
-    print(f"daemon running (pid {status['pid']}, version {status['version']})")
+    found = client.probe()
+    if not (found.answer and found.answer.get("ok")):
+        # It answered pings a moment ago: stopped since, or its status fails.
+        error = found.answer.get("error") if found.answer else found.problem
+        raise DaemonUnavailableError(
+            f"the daemon started but its status failed ({error}); see {client.located.log_path}"
+        )
+    print(f"daemon running (pid {found.pid or '?'}, version {found.answer.get('version', '?')})")
     return 0
 
 
 def daemon_stop(args: argparse.Namespace) -> int:
-    if _client(args).stop():
+    stopped = _client(args).stop()
+    if stopped is None:
+        print("no daemon was running")
+    elif stopped.signal is None:
         print("daemon stopped")
     else:
-        print("no daemon was running")
+        print(
+            f"the daemon (pid {stopped.pid}) was running but not answering "
+            f"({stopped.problem}); ended it with {stopped.signal}"
+        )
     return 0
 
 
 def daemon_status(args: argparse.Namespace) -> int:
-    from thatch import wire
-
     client = _client(args)
-    try:
-        status = client.request("status", timeout=5.0)
-    except (OSError, wire.WireError):
-        status = {"ok": False}
-    if not status.get("ok"):
-        data = {"running": False, "socket": client.located.socket_path}
-        emit(args.json, data, lambda _: print(f"no daemon running (socket {data['socket']})"))
-        return NOT_RUNNING
-    status = {"running": True, **{k: v for k, v in status.items() if k not in ("ok", "daemon")}}
-    return emit(args.json, status, _show_status)
+    found = client.probe()
+    answer = found.answer
+    if answer is not None and answer.get("ok"):
+        kept = {k: v for k, v in answer.items() if k not in ("ok", "daemon")}
+        return emit(args.json, {"running": True, "answering": True, **kept}, _show_status)
+    data: dict[str, Any] = {
+        "running": found.held,
+        "answering": False,
+        "pid": found.pid,
+        "socket": client.located.socket_path,
+        "problem": found.problem,
+        "refused": found.refused,
+    }
+    if answer is not None:
+        data["problem"] = f"its status failed ({answer.get('error')})"
+    emit(args.json, data, _show_not_answering)
+    return NOT_RUNNING
+
+
+def _show_not_answering(data: dict[str, Any]) -> None:
+    if not data["running"]:
+        print(f"no daemon running (socket {data['socket']})")
+        if data["refused"]:
+            print(f"refused: {data['problem']}")
+        return
+    print(f"daemon running (pid {data['pid'] or '?'}) but not answering: {data['problem']}")
+    print("'thatch daemon stop' ends it; the next hook starts a new one")
 
 
 def _show_status(status: dict[str, Any]) -> None:
     started = datetime.fromtimestamp(status["started_at"], UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     print(f"daemon {status['version']} pid {status['pid']}, up since {started}")
     print(f"database {status['db_path']}; spooled events waiting: {status['spool_backlog']}")
+    if status.get("spool_failed"):
+        print(
+            f"spooled events that could not be replayed: {status['spool_failed']} "
+            "('thatch doctor' says where; the log says why)"
+        )
     sessions = status["sessions"]
     if not sessions:
         print("no sessions yet")

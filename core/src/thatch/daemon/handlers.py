@@ -27,10 +27,19 @@ def version_tuple(version: str) -> tuple[int, ...]:
 class Handlers:
     """Dispatches one decoded request to the runtime; never raises for bad requests."""
 
-    def __init__(self, app: Runtime, *, stop: Callable[[], None], spool_backlog: Callable[[], int]):
+    def __init__(
+        self,
+        app: Runtime,
+        *,
+        stop: Callable[[], None],
+        spool_backlog: Callable[[], int],
+        spool_failed: Callable[[], int] | None = None,
+    ):
         self.app = app
         self._stop = stop
         self._spool_backlog = spool_backlog
+        #: How many spooled requests could not be replayed (see Spool.failed).
+        self._spool_failed = spool_failed
         self.started_at = time.time()
 
     @cached_property
@@ -119,6 +128,9 @@ class Handlers:
     def status(self) -> dict[str, Any]:
         """What ``thatch daemon status`` shows."""
         sessions = self.app.sessions.sessions()
+        spool = {"spool_backlog": self._spool_backlog()}
+        if self._spool_failed is not None:
+            spool["spool_failed"] = self._spool_failed()
         return {
             "pid": os.getpid(),
             "version": thatch.__version__,
@@ -126,7 +138,7 @@ class Handlers:
             "uptime_seconds": round(time.time() - self.started_at, 1),
             "warm": self.warm,
             "db_path": str(self.app.config.db_path),
-            "spool_backlog": self._spool_backlog(),
+            **spool,
             "settings": self.app.describe(),
             "sessions": [
                 {

@@ -1,4 +1,4 @@
-"""Running the daemon: lock, socket, warm-up, spool replay, idle exit, clean stop."""
+"""Running the daemon: lock, socket (bound again if lost), warm-up, spool replay, idle exit."""
 
 from __future__ import annotations
 
@@ -6,18 +6,19 @@ import contextlib
 import logging
 import os
 import signal
+import socket
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import TypeVar
 
 import attrs
 
-from thatch import logfile, rundir
+from thatch import logfile, rundir, socketguard
 from thatch.config import Config
-from thatch.daemon import lock
+from thatch.daemon import lock, security
 from thatch.daemon.handlers import Handlers
 from thatch.daemon.hook_events import handle_hook
-from thatch.daemon.security import private_dir
 from thatch.daemon.server import DaemonServer
 from thatch.daemon.spool import Spool
 from thatch.plugins import Plugins
@@ -32,78 +33,253 @@ LOCK_WAIT_SECONDS = 5.0
 #: Sessions not seen for this long lose their queues and nudge state.
 SESSION_RETENTION_SECONDS = 7 * 24 * 3600
 PURGE_EVERY_SECONDS = 3600
+#: A step of the loop that keeps failing the same way is logged this often at most.
+FAILURE_LOG_SECONDS = 60.0
+#: Distinct failures remembered for that, before the old ones are forgotten.
+_MAX_REMEMBERED_ERRORS = 64
+
+T = TypeVar("T")
 
 
 def run(home: str | None = None, environ: Mapping[str, str] | None = None) -> int:
     """Serve until stopped, idle for too long, or signalled; returns the exit status."""
     env = os.environ if environ is None else environ
     located = rundir.locate(env, home=home)
-    private_dir(located.runtime_dir)
+    security.private_dir(located.runtime_dir)
     os.makedirs(located.state_dir, mode=0o700, exist_ok=True)
     logfile.configure(located.log_path)
-    socket_path = located.socket_path
-    private_dir(os.path.dirname(socket_path))
     held = lock.acquire(located.lock_path, wait_seconds=LOCK_WAIT_SECONDS)
     if held is None:
         log.info("another daemon holds %s; not starting", located.lock_path)
         return 0
+    # At once: a daemon that holds the lock but does not answer is found by
+    # its pid (see DaemonClient.stop), even while it loads its plugins.
+    _write_pid(located.pid_path)
     try:
-        return _serve(home, env, located, socket_path)
+        return _serve(home, env, located)
     finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(located.pid_path)
         lock.release(held)
 
 
-def _serve(
-    home: str | None, env: Mapping[str, str], located: rundir.RunDir, socket_path: str
-) -> int:
-    # Holding the lock makes any socket file left here a dead daemon's.
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(socket_path)
+def _serve(home: str | None, env: Mapping[str, str], located: rundir.RunDir) -> int:
     config = _long_lived(Config.load(home, env))
     app = Runtime(config, Plugins.load(config, env))
     spool = Spool(located.spool_dir)
     stopping = threading.Event()
-    handlers = Handlers(app, stop=stopping.set, spool_backlog=spool.backlog)
+    handlers = Handlers(
+        app, stop=stopping.set, spool_backlog=spool.backlog, spool_failed=spool.failed
+    )
+    bound = security.socket_to_bind(located)
+    # Holding the lock makes any socket file left there a dead daemon's.
+    _remove_quietly(bound)
     server = DaemonServer(
-        socket_path,
+        bound,
         handlers,
         after=app.run_deferred,
         notice=handlers.notice,
         open_session=handlers.open_session,
     )
-    _write_pid(located.pid_path)
+    listener = Listener(server, located, bound)
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(signum, lambda *_: stopping.set())
-    log.info("daemon %d listening on %s (database %s)", os.getpid(), socket_path, config.db_path)
-    serving = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2})
+    log.info("daemon %d listening on %s (database %s)", os.getpid(), bound, config.db_path)
     # Before the first request can arrive: one that needs the model waits for the warm-up.
     app.warming.expect()
-    serving.start()
+    listener.start()
     try:
         _warm_up(app)
-        idle_limit = app.settings.idle_minutes * 60
-        next_purge = 0.0
-        while not stopping.wait(TICK_SECONDS):
-            if time.monotonic() >= next_purge:
-                purged = app.sessions.purge(SESSION_RETENTION_SECONDS)
-                if purged:
-                    log.info("forgot %d sessions idle for over a week", purged)
-                next_purge = time.monotonic() + PURGE_EVERY_SECONDS
-            spool.replay(lambda request: handle_hook(app, request, replay=True))
-            app.run_deferred()
-            if idle_limit and server.idle_for() > idle_limit:
-                log.info("idle for %.0f minutes; exiting", app.settings.idle_minutes)
-                break
+        _loop(app, spool, listener, stopping)
     finally:
-        server.shutdown()
-        serving.join()
-        server.server_close()
-        for path in (socket_path, located.pid_path):
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(path)
+        listener.close()
         app.close()
         log.info("daemon %d stopped", os.getpid())
     return 0
+
+
+def _loop(app: Runtime, spool: Spool, listener: Listener, stopping: threading.Event) -> None:
+    """Each tick: the socket, the purge (hourly), the spool, deferred writes, the idle exit.
+
+    A step that fails is logged and tried again on the next tick: one bad
+    spool file or a full disk must not end the daemon (the hooks would only
+    start it again, and again).
+    """
+    steps = Steps()
+    idle_limit = app.settings.idle_minutes * 60
+    next_purge = 0.0
+    while not stopping.wait(TICK_SECONDS):
+        steps.run("socket check", listener.keep)
+        if time.monotonic() >= next_purge:
+            next_purge = time.monotonic() + PURGE_EVERY_SECONDS
+            steps.run("session purge", lambda: _purge(app))
+        steps.run("spool replay", lambda: spool.replay(lambda r: handle_hook(app, r, replay=True)))
+        steps.run("deferred writes", app.run_deferred)
+        if idle_limit and steps.run("idle check", lambda: listener.idle_for() > idle_limit):
+            log.info("idle for %.0f minutes; exiting", app.settings.idle_minutes)
+            return
+
+
+def _purge(app: Runtime) -> None:
+    purged = app.sessions.purge(SESSION_RETENTION_SECONDS)
+    if purged:
+        log.info("forgot %d sessions idle for over a week", purged)
+
+
+class Steps:
+    """Runs the loop's steps so that one failing is logged, not fatal.
+
+    A failure that persists would be logged every tick; the same error of
+    the same step is logged at most once per :data:`FAILURE_LOG_SECONDS`.
+    """
+
+    def __init__(self, quiet_seconds: float = FAILURE_LOG_SECONDS) -> None:
+        self.quiet_seconds = quiet_seconds
+        #: (step, error type and line) → when it was last logged (monotonic).
+        self._logged: dict[tuple[str, str], float] = {}
+
+    def run(self, name: str, step: Callable[[], T]) -> T | None:
+        """``step()``'s result, or None when it raised (and was logged)."""
+        try:
+            return step()
+        except Exception as exc:
+            if self._due(name, exc):
+                log.exception(
+                    "daemon loop: %s failed (tried again every %.1f s; the same error is "
+                    "logged at most once every %.0f s)",
+                    name,
+                    TICK_SECONDS,
+                    self.quiet_seconds,
+                )
+            return None
+
+    def _due(self, name: str, exc: Exception) -> bool:
+        key = (name, _raised_where(exc))
+        now = time.monotonic()
+        last = self._logged.get(key)
+        if last is not None and now - last < self.quiet_seconds:
+            return False
+        if len(self._logged) >= _MAX_REMEMBERED_ERRORS:
+            self._logged = {k: t for k, t in self._logged.items() if now - t < self.quiet_seconds}
+        self._logged[key] = now
+        return True
+
+
+def _raised_where(exc: BaseException) -> str:
+    """The error's type and the line that raised it: what makes two failures the same.
+
+    Not its message, which often names a path or a count that changes every time.
+    """
+    frame = exc.__traceback__
+    while frame is not None and frame.tb_next is not None:
+        frame = frame.tb_next
+    where = f"{frame.tb_frame.f_code.co_filename}:{frame.tb_lineno}" if frame else "?"
+    return f"{type(exc).__name__} at {where}"
+
+
+class Listener:
+    """The server's accept loop, and the socket file it listens on, bound again if it goes.
+
+    A socket file deleted (a cleanup of the temporary folder, a user) or
+    replaced leaves the daemon running with no way to reach it: hooks would
+    start doomed daemons and the agent would get no nudges until the idle
+    exit. Each tick compares the file at the path with the one bound, and
+    binds a new socket when they differ. The accept loop never stops for it,
+    and connections already accepted, MCP sessions among them, go on.
+    """
+
+    def __init__(self, server: DaemonServer, located: rundir.RunDir, bound: str) -> None:
+        self.server = server
+        self.located = located
+        self.bound = bound
+        self._identity = _identity(bound)
+        self._serving: threading.Thread | None = None
+
+    def start(self) -> None:
+        """Accept connections (in a thread), and link the socket path to the socket."""
+        security.link_socket(self.located.socket_path, self.bound)
+        self._serving = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.2}
+        )
+        self._serving.start()
+
+    def idle_for(self) -> float:
+        return self.server.idle_for()
+
+    def keep(self) -> None:
+        """Bind again if the socket file is gone or another; link again if only the link is."""
+        if _identity(self.bound) != self._identity:
+            log.warning("the socket %s was removed or replaced; listening on a new one", self.bound)
+            self._rebind()
+            return
+        address = self.located.socket_path
+        if self.located.socket_linked and socketguard.linked_socket(address) != self.bound:
+            log.warning("the link %s to the socket was removed or changed; linking again", address)
+            security.link_socket(address, self.bound)
+
+    def close(self) -> None:
+        """Stop accepting, end the connections and remove the socket files."""
+        self._stop_accepting()
+        self.server.server_close()
+        security.remove_socket(self.located.socket_path, self.bound)
+
+    def _rebind(self) -> None:
+        # The new socket first: if it cannot be made, nothing changed and the
+        # next tick tries again.
+        bound = security.socket_to_bind(self.located, previous=self.bound)
+        fresh = _listening_socket(bound, self.server)
+        try:
+            # Swapped in place: the accept loop polls this descriptor number,
+            # which now refers to the new socket, so it never stops and no
+            # connection is turned away. Non-blocking: an accept that raced
+            # the swap finds nothing and returns instead of waiting.
+            fresh.setblocking(False)
+            os.dup2(fresh.fileno(), self.server.socket.fileno(), inheritable=False)
+        finally:
+            fresh.close()
+        self.server.server_address = bound
+        self.bound, self._identity = bound, _identity(bound)
+        security.link_socket(self.located.socket_path, bound)
+        log.info("listening on %s again", bound)
+
+    def _stop_accepting(self) -> None:
+        if self._serving is None:
+            return
+        self.server.shutdown()
+        self._serving.join()
+        self._serving = None
+
+
+def _listening_socket(path: str, server: DaemonServer) -> socket.socket:
+    """A socket listening at ``path`` as the server's own does (0600 from the start)."""
+    _remove_quietly(path)
+    fresh = socket.socket(server.address_family, server.socket_type)
+    try:
+        previous = os.umask(0o177)
+        try:
+            fresh.bind(path)
+        finally:
+            os.umask(previous)
+        os.chmod(path, 0o600)
+        fresh.listen(server.request_queue_size)
+    except BaseException:
+        fresh.close()
+        raise
+    return fresh
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+    """Which file ``path`` is (device and inode), or None when there is none."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino
+
+
+def _remove_quietly(path: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
 
 
 def _long_lived(config: Config) -> Config:

@@ -8,6 +8,20 @@ daemon ends them, or joining their threads would wait for the harnesses:
 first their reading side, which ends each session as a closed stdin does,
 then it waits (up to :data:`SESSION_GRACE_SECONDS`) for the tool calls they
 are running to finish before the runtime closes under them.
+
+What many clients at once can cost is bounded:
+
+- threads: at most :data:`MAX_CONNECTIONS` requests are served at once
+  (sessions, once open, apart: they have their own limit). Further
+  connections wait in the listen queue, which is deep enough for a burst
+  of hooks, instead of being refused (a refused hook spools its event);
+- memory: a request line is at most :data:`thatch.wire.MAX_MESSAGE` bytes,
+  and only :data:`MAX_LARGE_READS` lines past :data:`LARGE_REQUEST` are
+  read (and held, until answered) at once; the others wait at that size;
+- time: a request line must arrive whole within
+  :attr:`DaemonServer.request_deadline`, so a client that trickles it, or
+  sends nothing, does not hold a thread for ever. A session, once open, has
+  no deadline: it lasts as long as its harness.
 """
 
 from __future__ import annotations
@@ -39,6 +53,14 @@ SessionOpener = Callable[[dict[str, Any]], tuple[dict[str, Any], SessionRunner |
 MAX_SESSIONS = 64
 #: How long a stopping daemon waits for the tool calls its sessions are running.
 SESSION_GRACE_SECONDS = 5.0
+#: Requests served at once (each holds a thread); more wait to be accepted.
+MAX_CONNECTIONS = 32
+#: How long a client has to send its whole request line (and later to take its answer).
+REQUEST_DEADLINE_SECONDS = 30.0
+#: A request line past this many bytes is large: see MAX_LARGE_READS.
+LARGE_REQUEST = 1 << 20
+#: Large request lines read at once; each may take wire.MAX_MESSAGE and more once parsed.
+MAX_LARGE_READS = 2
 
 
 class DaemonServer(socketserver.ThreadingUnixStreamServer):
@@ -47,8 +69,9 @@ class DaemonServer(socketserver.ThreadingUnixStreamServer):
     # Joined on close, so the answer to "stop" is sent before the process exits.
     daemon_threads = False
     block_on_close = True
-    # Hooks connect in bursts (a tool batch, parallel sessions).
-    request_queue_size = 64
+    # Hooks connect in bursts (a tool batch, parallel sessions); past the
+    # queue a connection is refused at once, and its hook spools the event.
+    request_queue_size = 256
 
     def __init__(
         self,
@@ -58,12 +81,19 @@ class DaemonServer(socketserver.ThreadingUnixStreamServer):
         notice: Notice = lambda request: None,
         open_session: SessionOpener | None = None,
         max_sessions: int = MAX_SESSIONS,
+        max_connections: int = MAX_CONNECTIONS,
+        max_large_reads: int = MAX_LARGE_READS,
     ) -> None:
         self.handle = handle
         self.after = after
         self.notice = notice
         self.open_session = open_session
         self.max_sessions = max_sessions
+        self.max_connections = max_connections
+        #: Seconds a client has to send its whole request line.
+        self.request_deadline = REQUEST_DEADLINE_SECONDS
+        #: Taken by a request line that grows past LARGE_REQUEST, until it is answered.
+        self.large_reads = threading.BoundedSemaphore(max_large_reads)
         self.owner = os.getuid()
         self.last_request = time.monotonic()
         self._busy = 0
@@ -71,6 +101,10 @@ class DaemonServer(socketserver.ThreadingUnixStreamServer):
         #: Notified when a session ends (a stopping daemon waits for them).
         self._ended = threading.Condition(self._busy_lock)
         self._sessions: set[socket.socket] = set()
+        #: The connections served now, sessions not included (at most max_connections).
+        self._serving: set[socket.socket] = set()
+        self._slot_freed = threading.Condition()
+        self._stopping = False
         # Created 0600 from the start: no moment where another user could connect.
         previous = os.umask(0o177)
         try:
@@ -85,6 +119,51 @@ class DaemonServer(socketserver.ThreadingUnixStreamServer):
             return True
         log.warning("refused a connection from uid %s", peer)
         return False
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """Serve the connection on a thread of its own once one is free (see the module docs)."""
+        if not self._take_slot(request):
+            self.shutdown_request(request)  # the daemon is stopping
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._free_slot(request)
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._free_slot(request)
+
+    def shutdown(self) -> None:
+        # A wait for a free thread must not keep the serving loop from stopping.
+        with self._slot_freed:
+            self._stopping = True
+            self._slot_freed.notify_all()
+        super().shutdown()
+
+    def _take_slot(self, sock: socket.socket) -> bool:
+        """Wait until fewer than max_connections are served; False if the daemon stops first.
+
+        The serving loop waits here, accepting nothing: the connections that
+        come meanwhile wait in the listen queue.
+        """
+        with self._slot_freed:
+            while len(self._serving) >= self.max_connections and not self._stopping:
+                self._slot_freed.wait()
+            if self._stopping:
+                return False
+            self._serving.add(sock)
+            return True
+
+    def _free_slot(self, sock: socket.socket) -> None:
+        """The connection no longer counts as served (it ended, or became a session)."""
+        with self._slot_freed:
+            if sock in self._serving:
+                self._serving.discard(sock)
+                self._slot_freed.notify()
 
     def idle_for(self) -> float:
         """Seconds since the last request or session, or 0 while one is being served."""
@@ -122,6 +201,8 @@ class DaemonServer(socketserver.ThreadingUnixStreamServer):
                 error = f"too many MCP sessions are open (at most {self.max_sessions})"
             _send(sock, {"ok": False, "error": error})
             return
+        # Counted as a session from now on: it may last for hours.
+        self._free_slot(sock)
         try:
             self._open_and_serve(sock, request, received)
         finally:
@@ -185,15 +266,23 @@ class _Connection(socketserver.BaseRequestHandler):
 
     def handle(self) -> None:
         sock: socket.socket = self.request
-        # A client that connects and sends nothing must not hold a thread forever.
-        sock.settimeout(30)
-        lines = wire.LineReader(sock)
+        reader = _RequestReader(sock, self.server.request_deadline, self.server.large_reads)
+        try:
+            self._serve(sock, reader)
+        finally:
+            reader.release()
+
+    def _serve(self, sock: socket.socket, reader: _RequestReader) -> None:
+        lines = wire.LineReader(reader)
         try:
             request = wire.decode(lines.line())
         except (OSError, wire.WireError) as exc:
             log.info("dropped a request: %s", exc)
             return
+        # For the answer: a client that stopped reading is given up on too.
+        sock.settimeout(self.server.request_deadline)
         if request.get("op") == wire.MCP_OP:
+            reader.release()
             self.server.serve_session(sock, request, lines.rest())
             return
         self._send_notice(sock, request)
@@ -219,3 +308,51 @@ class _Connection(socketserver.BaseRequestHandler):
         except OSError as exc:
             # The request is answered all the same: the event must be taken.
             log.info("client went away before the warming notice: %s", exc)
+
+
+class _RequestReader:
+    """A connection's bytes until its request line is whole: by a deadline, large ones in turn.
+
+    What :class:`thatch.wire.LineReader` reads from. Its ``recv`` raises
+    ``TimeoutError`` once the deadline has passed, including while it waits
+    for one of the server's large reads to come free.
+    """
+
+    def __init__(self, sock: socket.socket, seconds: float, large_reads: threading.Semaphore):
+        self._sock = sock
+        self._seconds = seconds
+        self._deadline = time.monotonic() + seconds
+        self._large_reads = large_reads
+        self._received = 0
+        self._large = False
+
+    def recv(self, size: int) -> bytes:
+        if self._received >= LARGE_REQUEST and not self._large:
+            if not self._large_reads.acquire(timeout=max(self._left(), 0.0)):
+                raise TimeoutError(
+                    f"a request over {LARGE_REQUEST} bytes waited {self._seconds:g} s "
+                    "for others as large to be read"
+                )
+            self._large = True
+        left = self._left()
+        if left <= 0:
+            raise self._too_late()
+        self._sock.settimeout(left)
+        try:
+            chunk = self._sock.recv(size)
+        except TimeoutError:
+            raise self._too_late() from None
+        self._received += len(chunk)
+        return chunk
+
+    def release(self) -> None:
+        """Let another large request be read (once this one's request is answered)."""
+        if self._large:
+            self._large = False
+            self._large_reads.release()
+
+    def _left(self) -> float:
+        return self._deadline - time.monotonic()
+
+    def _too_late(self) -> TimeoutError:
+        return TimeoutError(f"the request line did not arrive whole within {self._seconds:g} s")

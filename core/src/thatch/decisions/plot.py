@@ -6,16 +6,36 @@ matplotlib is optional (``pip install 'thatch-core[plot]'``); only
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from thatch.decisions.calibration import CalibrationReport
 from thatch.errors import InvalidInputError, PluginMissingError
 
+_FIX = "name a .png file in a folder you can write, like calib.png"
+
+
+def check_plot_path(path: Path) -> Path:
+    """Return ``path`` if a PNG may be written there; a clear error otherwise.
+
+    Checked before anything is computed, and nothing is created: a missing
+    folder is the user's to make.
+    """
+    if path.suffix.lower() != ".png":
+        raise InvalidInputError(f"plot file {path} does not end in .png; {_FIX}")
+    if path.is_dir():
+        raise InvalidInputError(f"plot file {path} is a folder; {_FIX}")
+    folder = path.parent
+    if not folder.is_dir():
+        raise InvalidInputError(f"the folder of plot file {path} does not exist; {_FIX}")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise InvalidInputError(f"the folder of plot file {path} is not writable; {_FIX}")
+    return path
+
 
 def draw_reliability(report: CalibrationReport, path: Path) -> Path:
     """Write the diagram as PNG to ``path``: mean outcome against mean confidence per bin."""
-    if path.suffix.lower() != ".png":
-        raise InvalidInputError(f"plot file {path} does not end in .png; name it like calib.png")
+    check_plot_path(path)
     try:
         import matplotlib
 
@@ -52,7 +72,11 @@ def draw_reliability(report: CalibrationReport, path: Path) -> Path:
         title=f"thatch reliability ({report.scored} scored showings, Brier {brier})",
     )
     axes.legend(loc="upper left")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path)
-    plt.close(figure)
+    try:
+        figure.savefig(path)
+    except OSError as exc:
+        # What the folder's mode does not tell: /proc, a full disk, a read-only mount.
+        raise InvalidInputError(f"cannot write plot file {path} ({exc.strerror}); {_FIX}") from None
+    finally:
+        plt.close(figure)
     return path

@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -176,7 +176,7 @@ def _missing(prediction_id: int) -> NotFoundError:
     )
 
 
-def parse_update_calls(lines: Sequence[str], source: str) -> Iterator[UpdateCall]:
+def parse_update_calls(lines: Iterable[str], source: str) -> Iterator[UpdateCall]:
     """Parse JSON lines ``{"matcher", "prediction", "signal", "rationale"?, "store"?}``."""
     example = '{"matcher": "...", "prediction": "...", "signal": "create"}'
     for where, data in json_objects(lines, source, example):

@@ -2,14 +2,19 @@
 
 Harnesses start a hook command on every prompt and every tool call, so these
 commands are answered before argparse or any heavy module loads. They import
-only the standard library plus :mod:`thatch.rundir` and :mod:`thatch.wire`
-while things go well; failure paths may import a little more.
+only the standard library plus thatch's standard-library modules
+:mod:`thatch.rundir`, :mod:`thatch.wire`, :mod:`thatch.socketguard` (the
+socket must be the user's) and :mod:`thatch.unicode_fix`, and
+:mod:`thatch.private` the first time the spool folder is made, while things
+go well; failure paths may import a little more.
 
-A hook command reads the harness's JSON payload from stdin, hands it to the
-daemon in one round trip and prints the daemon's answer. Whatever goes wrong
-— bad stdin, no daemon, a hung daemon — it prints nothing, exits 0 within a
-hard cap (default 300 ms; ``THATCH_HOOK_TIMEOUT_MS`` or ``[hooks] timeout_ms``)
-and spools the event to a file for the daemon to take when it is back.
+A hook command reads the harness's JSON payload from stdin, spools it to a
+file, hands it to the daemon in one round trip, prints the daemon's answer
+and removes the file. Whatever goes wrong — bad stdin, no daemon, a hung
+daemon — it prints nothing, exits 0 within a hard cap (default 300 ms;
+``THATCH_HOOK_TIMEOUT_MS`` or ``[hooks] timeout_ms``; a payload of several
+MB may take a little longer to spool) and leaves the file for the daemon to
+take when it is back.
 A session start or a prompt, whose answer the agent reads, may instead wait
 for a daemon that is starting or loading its model, up to its cold-start
 allowance (default 6 s; ``THATCH_HOOK_COLD_START_MS`` or ``[hooks]

@@ -1,22 +1,31 @@
-"""Run one hook command: read stdin, ask the daemon, print its answer or spool the event.
+"""Run one hook command: read stdin, spool the event, ask the daemon, print its answer.
 
-The time budget, from the moment the command starts: stdin gets up to half
-of the cap, the daemon the rest but a small reserve, and the reserve pays
-for spooling, starting the daemon and logging. The backstop timer fires at
-the cap itself.
+The time budget, from the moment the command starts: stdin may take the
+whole cap but a small reserve; the daemon gets what stdin left, but the
+reserve, which pays for starting the daemon and logging. The backstop timer
+fires at the cap itself.
+
+An event whose payload has arrived is never lost to the clock: it is
+spooled before it is sent, locked so the daemon does not replay it while
+this hook may still deliver it, and removed once the daemon has answered.
+From the moment stdin is read until the file is written the cap waits (see
+:mod:`thatch.hookcmd.backstop`); a payload of several MB may take longer
+to spool than the cap leaves, so the process may then end a little past it
+(at most :data:`SPOOL_SECONDS_PER_MIB` a MiB). A hook that misses the
+daemon's answer leaves its file for the daemon to replay, and the event id
+makes a replay of an event the daemon took a no-op.
 
 A session start or a prompt (:mod:`thatch.hookcmd.answers`) may wait longer,
 up to the cold-start allowance (:func:`thatch.hookcmd.cap.cold_start_ms`),
 counted from the same start, when the daemon is not ready:
 
-- no daemon runs: the event is spooled first (locked, so the daemon leaves
-  it to this hook), the daemon is started, and the event is sent as soon as
-  it listens; once answered, the spooled copy is removed;
+- no daemon runs: the daemon is started, and the event (spooled already)
+  is sent as soon as it listens; once answered, the spooled copy is removed;
 - the daemon answers that it is still loading its model: the hook waits for
   the answer that follows.
 
 Either way the backstop moves to the new deadline. Every other event keeps
-the cap: spool, start the daemon, exit.
+the cap: start the daemon and exit, leaving the spooled copy for it.
 """
 
 from __future__ import annotations
@@ -26,9 +35,9 @@ import time
 
 import thatch
 from thatch import rundir, wire
-from thatch.hookcmd import answers, cap
+from thatch.hookcmd import answers, cap, spool
 from thatch.hookcmd.backstop import Backstop, Deadline
-from thatch.hookcmd.stdin import read_payload
+from thatch.hookcmd.stdin import payload_of, read_stdin
 
 # Not typing.TYPE_CHECKING: a hook command does not import typing.
 TYPE_CHECKING = False
@@ -39,9 +48,14 @@ if TYPE_CHECKING:
     from thatch.hookcmd.args import HookArgs
     from thatch.hookcmd.autostart import Start
     from thatch.hookcmd.spool import Held
+    from thatch.hookcmd.stdin import Received
 
 #: Longest piece of a daemon's error message repeated in the log.
 _MAX_ERROR_CHARS = 200
+#: How long spooling a payload may take, a MiB, before the backstop ends the hook:
+#: parsing, encoding and writing 7 MiB took ~90 ms on two idle cores, thrice that busy.
+SPOOL_SECONDS_PER_MIB = 0.04
+_MIB = 1024 * 1024
 
 
 def run_hook(
@@ -73,9 +87,14 @@ class _HookRun:
         self.backstop = Backstop()
         self.located: rundir.RunDir | None = None
         self.message: dict[str, Any] | None = None
-        self.spool_tried = False
+        #: The spooled copy, locked until the daemon has the event or the hook ends.
         self.held: Held | None = None
+        #: Why the event could not be spooled; logged only if the daemon does not take it.
+        self.spool_error: str | None = None
+        #: The log says where the event is kept (once).
+        self.spool_noted = False
         self.finished = False
+        self.closed = False
         self.notes: list[str] = []
         self.cap_ms = cap.DEFAULT_TIMEOUT_MS
         #: The time limit in force: the cap, or the cold-start allowance once extended.
@@ -88,7 +107,7 @@ class _HookRun:
         self.reserve = 0.0
 
     def run(self, started: float, stdin_fd: int, stdout_fd: int) -> None:
-        """Read, send, print; failures go to :meth:`fail`."""
+        """Read, spool, send, print; failures go to :meth:`fail`."""
         self._run(started, stdin_fd, stdout_fd)
         # The alarm may still fire before finish() stops it; abort() then ignores it.
         self.finished = True
@@ -103,16 +122,50 @@ class _HookRun:
         self.reserve = min(0.05, limit * 0.2)
         self.started = started
         self.deadline = started + limit
+        self.backstop.last_words = self._last_words
         self.backstop.arm(self.deadline - time.monotonic(), grace=self.reserve)
 
-        payload = read_payload(stdin_fd, started + (limit - self.reserve) / 2)
-        if payload.data is None:
-            self.notes.append(f"{payload.problem}; nothing sent or spooled")
+        received = read_stdin(stdin_fd, self.deadline - self.reserve)
+        if not self._keep(received):
             return
-        self.message = self._message(payload.data)
         answer = self._ask()
         if answer is not None:
             self._answered(answer, stdout_fd)
+
+    def _keep(self, received: Received) -> bool:
+        """Parse the payload and spool the event, cap or no cap; False when there is none.
+
+        The backstop raises a cap that passes meanwhile once the file is
+        written, and ends the process only past the time spooling a payload
+        of this size may take.
+        """
+        size_mib = len(received.data) / _MIB
+        self.backstop.allow(self.reserve + size_mib * SPOOL_SECONDS_PER_MIB)
+        self.backstop.begin_keeping()
+        try:
+            payload = payload_of(received)
+            if payload.data is None:
+                self.notes.append(f"{payload.problem}; nothing sent or spooled")
+                return False
+            self.message = self._message(payload.data)
+            return self._write_held()
+        finally:
+            self.backstop.end_keeping()
+
+    def _write_held(self) -> bool:
+        """Spool the event, locked; False when it cannot be encoded (so not sent either)."""
+        assert self.located is not None
+        assert self.message is not None
+        try:
+            self.held = spool.write_held(self.located.spool_dir, self.message)
+        except OSError as exc:
+            self.spool_error = _describe(exc)
+        except (ValueError, RecursionError) as exc:
+            # Parsed, but nested right at the interpreter's limit: encoding it fails too.
+            self.notes.append(f"the event cannot be encoded ({_describe(exc)}); nothing sent")
+            self.message = None
+            return False
+        return True
 
     def _ask(self) -> dict[str, Any] | None:
         """The daemon's answer, or None once the failure is handled."""
@@ -147,8 +200,7 @@ class _HookRun:
             self.fail(reason, start=True)
             return None
         self.notes.append(reason)
-        # Spooled before anything else: if the harness kills this hook, nothing is lost.
-        self._spool(hold=True)
+        self._spool()
         start = self._start_daemon("the daemon is needed", spaced=False)
         if not start.coming:
             return None
@@ -209,7 +261,8 @@ class _HookRun:
         if self.held is not None:
             # The daemon has the event: the spooled copy would only be skipped later.
             self.held.release(taken=True)
-            self.notes.append("the spooled copy was removed")
+            if self.spool_noted:
+                self.notes.append("the spooled copy was removed")
         if self.extended:
             elapsed_ms = (time.monotonic() - self.started) * 1000
             self.notes.append(f"answered {elapsed_ms:.0f} ms after the hook started")
@@ -221,7 +274,7 @@ class _HookRun:
             _write_all(stdout_fd, output if output.endswith("\n") else output + "\n")
 
     def fail(self, reason: str, *, start: bool) -> None:
-        """Spool the event, maybe start the daemon, and note why for the log."""
+        """Note why the daemon did not take the event and where it is kept; maybe start one."""
         self.notes.append(reason)
         self._spool()
         if start:
@@ -244,11 +297,27 @@ class _HookRun:
                 self.notes.append("no event was read, nothing spooled")
             else:
                 self._spool()
-        except BaseException:  # a second deadline while spooling: nothing more to do
+        except BaseException:  # interrupted again while spooling: nothing more to do
             pass
+
+    def _last_words(self) -> None:
+        """The backstop ends the process now: write the log line first."""
+        what = "cold-start allowance" if self.extended else "hook cap"
+        late_ms = (time.monotonic() - self.deadline) * 1000
+        self.notes.append(f"ended {late_ms:.0f} ms past the {what} of {self.limit_ms} ms")
+        if self.held is not None:
+            self._spool()  # written already: this only says so
+        elif self.message is not None:
+            self.notes.append("the event was still being spooled and is lost")
+        else:
+            self.notes.append("no event was read, nothing spooled")
+        self.finish()
 
     def finish(self) -> None:
         """Stop the timer, let go of a held spool file and write the one log line."""
+        if self.closed:
+            return
+        self.closed = True
         try:
             self.backstop.cancel()
             if self.held is not None:
@@ -282,22 +351,17 @@ class _HookRun:
             message["warming_notice"] = True
         return message
 
-    def _spool(self, *, hold: bool = False) -> None:
-        from thatch.hookcmd import spool
-
-        if self.message is None or self.located is None or self.spool_tried:
-            return  # nothing to keep, or kept already (a cold start spools first)
-        self.spool_tried = True
-        try:
-            if hold:
-                self.held = spool.write_held(self.located.spool_dir, self.message)
-                path = self.held.path
-            else:
-                path = spool.write(self.located.spool_dir, self.message)
-        except OSError as exc:
-            self.notes.append(f"could not spool the event ({_describe(exc)}); it is lost")
+    def _spool(self) -> None:
+        """Note where the event is kept; spool it first if that was cut short before."""
+        if self.message is None or self.spool_noted:
+            return  # nothing to keep, or said so already
+        self.spool_noted = True
+        if self.held is None and self.spool_error is None and not self._write_held():
             return
-        self.notes.append(f"event spooled as {os.path.basename(path)}")
+        if self.held is not None:
+            self.notes.append(f"event spooled as {os.path.basename(self.held.path)}")
+        else:
+            self.notes.append(f"could not spool the event ({self.spool_error}); it is lost")
 
     def _start_daemon(self, why: str, *, spaced: bool = True) -> Start:
         """Start the daemon (see :mod:`thatch.hookcmd.autostart`) and note what happened."""

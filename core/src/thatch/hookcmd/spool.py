@@ -6,14 +6,16 @@ holding the encoded request line. The file is written under a ``.tmp`` name
 and renamed, so the daemon never sees half an event; it replays files in
 name order and skips event ids it has already taken.
 
-A hook that goes on waiting for the daemon after spooling keeps the file
-locked (:func:`write_held`), so the daemon leaves it to the hook until the
-hook lets go; see :mod:`thatch.daemon.spool`.
+A hook spools its event before sending it and keeps the file locked
+(:func:`write_held`) while it waits for the daemon, so the daemon leaves it
+to the hook until the hook lets go: removed once the daemon has the event,
+left for a replay otherwise; see :mod:`thatch.daemon.spool`.
+:func:`thatch.wire.encode` writes a lone surrogate as U+FFFD, so the file
+is valid UTF-8 whatever the payload held.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import time
 
@@ -67,18 +69,17 @@ class Held:
 def write_held(spool_dir: str, message: dict[str, Any]) -> Held:
     """Spool one request as :func:`write` does, and keep it locked until released.
 
-    Raises ``OSError`` when the folder cannot be written; the caller logs it.
+    Raises ``OSError`` when the folder cannot be written, ``RecursionError``
+    for a request nested too deeply to encode; the caller logs either.
     """
     return Held(*_write(spool_dir, message, hold=True))
 
 
 def _write(spool_dir: str, message: dict[str, Any], *, hold: bool) -> tuple[str, int]:
-    make_private_dir(spool_dir)
     path = os.path.join(spool_dir, spool_name(str(message.get("event_id", "none"))))
     tmp = path + TMP_SUFFIX
     data = wire.encode(message)
-    # 0600: a payload may hold secrets the redactor has not seen yet.
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    fd = _create(tmp, spool_dir)
     try:
         if hold:
             import fcntl
@@ -97,6 +98,17 @@ def _write(spool_dir: str, message: dict[str, Any], *, hold: bool) -> tuple[str,
     return path, fd
 
 
+def _create(tmp: str, spool_dir: str) -> int:
+    # 0600: a payload may hold secrets the redactor has not seen yet.
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+    try:
+        return os.open(tmp, flags, 0o600)
+    except FileNotFoundError:
+        # Only the first event makes the folder: every hook spools, most find it there.
+        make_private_dir(spool_dir)
+        return os.open(tmp, flags, 0o600)
+
+
 def make_private_dir(path: str) -> None:
     """Create ``path`` (and parents) readable by this user only; keep an existing one."""
     from thatch.private import make_private_dirs
@@ -105,5 +117,8 @@ def make_private_dir(path: str) -> None:
 
 
 def _remove_quietly(path: str) -> None:
-    with contextlib.suppress(OSError):
+    # Not contextlib.suppress: every hook spools, and importing contextlib costs ~0.7 ms.
+    try:
         os.remove(path)
+    except OSError:
+        return  # gone already

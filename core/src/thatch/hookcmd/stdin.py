@@ -4,6 +4,14 @@ A harness may never close stdin, or may send garbage. Reading goes through
 ``select`` and ``os.read`` so a silent pipe costs at most the deadline, and a
 complete JSON object followed by a short silence is taken without waiting
 for end of file.
+
+Reading (:func:`read_stdin`) and parsing (:func:`payload_of`) are two
+steps, so the hook can stop the clock for a payload that has arrived (see
+:mod:`thatch.hookcmd.command`). An event is made of whatever holds a JSON
+object: a UTF-8 byte order mark is skipped, bytes that are not UTF-8 become
+U+FFFD, and a number too long for Python's ``int`` (over 4,300 digits) is
+kept as a string of its digits. A lone surrogate escape (``"\\ud83c"``) is
+left to :func:`thatch.wire.encode`, which writes U+FFFD for it.
 """
 
 from __future__ import annotations
@@ -18,6 +26,18 @@ MAX_PAYLOAD = 8 * 1024 * 1024
 #: Silence after a complete-looking object before it is taken without end of file.
 IDLE_SECONDS = 0.02
 _CHUNK = 256 * 1024
+_BOM = b"\xef\xbb\xbf"
+
+
+class Received:
+    """What stdin held by the deadline: its bytes, whether it ended, or why none are kept."""
+
+    __slots__ = ("complete", "data", "problem")
+
+    def __init__(self, data: bytes, complete: bool, problem: str | None = None) -> None:
+        self.data = data
+        self.complete = complete
+        self.problem = problem
 
 
 class Payload:
@@ -35,18 +55,27 @@ class Payload:
 
 def read_payload(fd: int, deadline: float, limit: int = MAX_PAYLOAD) -> Payload:
     """Read one JSON object from ``fd`` until end of file or ``deadline`` (monotonic)."""
+    return payload_of(read_stdin(fd, deadline, limit))
+
+
+def read_stdin(fd: int, deadline: float, limit: int = MAX_PAYLOAD) -> Received:
+    """The bytes on ``fd`` until end of file, a whole object and a silence, or ``deadline``."""
     try:
         if os.isatty(fd):
-            return Payload(None, "stdin is a terminal; pipe the harness's JSON payload to it")
+            return Received(b"", True, "stdin is a terminal; pipe the harness's JSON payload to it")
     except OSError:
         pass
-    raw, complete, problem = _read_bytes(fd, deadline, limit)
-    if problem:
-        return Payload(None, problem, len(raw))
-    payload = parse_payload(raw)
-    if payload.problem and not complete:
+    return _read_bytes(fd, deadline, limit)
+
+
+def payload_of(received: Received) -> Payload:
+    """The payload in ``received``, or a :class:`Payload` saying why there is none."""
+    if received.problem:
+        return Payload(None, received.problem, len(received.data))
+    payload = parse_payload(received.data)
+    if payload.problem and not received.complete:
         payload.problem = (
-            f"stdin was not closed within the time limit and held {len(raw)} bytes "
+            f"stdin was not closed within the time limit and held {payload.size} bytes "
             f"that are not a whole JSON object ({payload.problem})"
         )
     return payload
@@ -58,50 +87,76 @@ def parse_payload(raw: bytes) -> Payload:
     if not raw.strip():
         return Payload(None, "empty stdin; expected the harness's JSON payload", size)
     try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return Payload(None, f"stdin is not UTF-8 (bad byte at offset {exc.start})", size)
-    try:
-        data = json.loads(text)
-    except (ValueError, RecursionError) as exc:
+        data = _loads(_text(raw))
+    except ValueError as exc:
         # A JSONDecodeError names a line and column, never the text itself.
-        reason = str(exc) if isinstance(exc, ValueError) else "nested too deeply"
-        return Payload(None, f"stdin is not JSON ({reason})", size)
+        return Payload(None, f"stdin is not JSON ({exc})", size)
+    except RecursionError:
+        return Payload(None, "stdin is not JSON (nested too deeply)", size)
     if not isinstance(data, dict):
         kind = type(data).__name__
         return Payload(None, f"stdin holds a JSON {_json_kind(kind)}, expected an object", size)
     return Payload(data, None, size)
 
 
-def _read_bytes(fd: int, deadline: float, limit: int) -> tuple[bytes, bool, str | None]:
-    """(data, reached end of file, problem)."""
+def _text(raw: bytes) -> str:
+    if raw.startswith(_BOM):
+        raw = raw[len(_BOM) :]
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        # A stray byte costs one replacement character, not the event.
+        return raw.decode("utf-8", "replace")
+
+
+def _loads(text: str) -> object:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        raise
+    except ValueError:
+        # Not a syntax error: a number over int's digit limit. Read again, keeping such
+        # numbers as their digits (the C parser's fast path stays on the first try).
+        return json.loads(text, parse_int=_int_or_digits)
+
+
+def _int_or_digits(digits: str) -> int | str:
+    try:
+        return int(digits)
+    except ValueError:
+        return digits
+
+
+def _read_bytes(fd: int, deadline: float, limit: int) -> Received:
     chunks: list[bytes] = []
     size = 0
     while True:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
-            return b"".join(chunks), False, None
+            return Received(b"".join(chunks), False)
         try:
             ready, _, _ = select.select([fd], [], [], min(remaining, IDLE_SECONDS))
         except (OSError, ValueError):
             # stdin closed or not selectable: take what we have.
-            return b"".join(chunks), True, None
+            return Received(b"".join(chunks), True)
         if not ready:
             if chunks and _whole_object(chunks):
-                return b"".join(chunks), True, None
+                return Received(b"".join(chunks), True)
             continue
         try:
             chunk = os.read(fd, _CHUNK)
         except BlockingIOError:
             continue
         except OSError:
-            return b"".join(chunks), True, None
+            return Received(b"".join(chunks), True)
         if not chunk:
-            return b"".join(chunks), True, None
+            return Received(b"".join(chunks), True)
         chunks.append(chunk)
         size += len(chunk)
         if size > limit:
-            return b"", False, f"payload over {limit} bytes dropped (the limit is {limit})"
+            return Received(
+                b"", False, f"payload over {limit} bytes dropped (the limit is {limit})"
+            )
 
 
 def _whole_object(chunks: list[bytes]) -> bool:
@@ -109,10 +164,7 @@ def _whole_object(chunks: list[bytes]) -> bool:
     data = b"".join(chunks)
     if not data.rstrip().endswith(b"}"):
         return False
-    try:
-        return isinstance(json.loads(data), dict)
-    except (ValueError, RecursionError):
-        return False
+    return parse_payload(data).data is not None
 
 
 def _json_kind(python_kind: str) -> str:

@@ -6,7 +6,8 @@ session's messages. No daemon listening: it is started the way the hook
 commands start it (:mod:`thatch.hookcmd.autostart`) and polled until it
 answers (:func:`thatch.hookcmd.coldstart.ask_when_listening`). A daemon
 older than this client answers ``restart`` and exits; the next one is
-started once the old one has let go of its lock.
+started once the old one has let go of its lock. Nothing is sent to a
+socket :mod:`thatch.socketguard` does not find to be the user's own.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import socket
 import time
 
 import thatch
-from thatch import rundir, wire
+from thatch import rundir, socketguard, wire
 
 # Not typing.TYPE_CHECKING: this start-up path does not import typing.
 TYPE_CHECKING = False
@@ -84,6 +85,8 @@ class Opener:
                 self._wait_stopped()
             except TimeoutError as exc:
                 raise Unavailable(f"the daemon did not answer within {OPEN_TIMEOUT:.0f} s") from exc
+            except socketguard.UnsafeSocketError as exc:
+                raise Unavailable(str(exc)) from exc
             except (OSError, wire.WireError) as exc:
                 # Reset or closed unanswered: a daemon stopping right now.
                 why = f"the daemon could not be reached ({exc})"
@@ -91,13 +94,10 @@ class Opener:
         raise Unavailable(why)
 
     def _open(self) -> Session:
-        family = getattr(socket, "AF_UNIX", None)
-        if family is None:
+        if getattr(socket, "AF_UNIX", None) is None:
             raise Unavailable("this platform has no Unix sockets")
-        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock = socketguard.connect(self.located.socket_path, OPEN_TIMEOUT)
         try:
-            sock.settimeout(OPEN_TIMEOUT)
-            sock.connect(self.located.socket_path)
             sock.sendall(wire.encode(self.message))
             lines = wire.LineReader(sock)
             answer = wire.decode(lines.line())

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from thatch.errors import StorageError
-from thatch.sqlite_support import create_private, retry_when_busy, use_wal
+from thatch.sqlite_support import create_private, erase_on_delete, retry_when_busy, use_wal
 
 #: Milliseconds a writer waits for another connection's transaction.
 BUSY_TIMEOUT_MS = 10_000
@@ -116,6 +116,7 @@ def open_connection(path: Path) -> sqlite3.Connection:
         )
         for statement in _SETTINGS:
             conn.execute(statement)
+        erase_on_delete(conn)
         opened = conn
         retry_when_busy(lambda: use_wal(opened), BUSY_TIMEOUT_MS)
         retry_when_busy(lambda: migrate(opened, path), BUSY_TIMEOUT_MS)

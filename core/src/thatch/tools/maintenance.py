@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from thatch.hygiene import STALE_DAYS
+from thatch.hygiene import MAX_STALE_DAYS, STALE_DAYS
 from thatch.names import MAX_LABEL, MAX_STORE
 from thatch.tools.memory import LABEL, STORE_OF_MEMORY
 from thatch.tools.schema import arguments, integer, string
@@ -85,7 +85,10 @@ HYGIENE = Tool(
         {
             "store": STORE_OR_ALL,
             "days": integer(
-                "A memory is stale after this many days.", minimum=1, default=STALE_DAYS
+                "A memory is stale after this many days.",
+                minimum=1,
+                maximum=MAX_STALE_DAYS,
+                default=STALE_DAYS,
             ),
         }
     ),

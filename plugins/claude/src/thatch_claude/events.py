@@ -23,7 +23,9 @@ SessionEnd          session_end      ``reason`` as ``source``
 ==================  ===============  ==========================================
 
 Every payload has ``session_id`` and ``cwd``; a malformed field raises
-:class:`~thatch.errors.InvalidInputError` naming it.
+:class:`~thatch.errors.InvalidInputError` naming it, except in one of a
+batch's calls: that call is logged and left out, the others are kept
+(:func:`thatch.payloads.batch_calls`).
 
 A failed call is reported twice
 -------------------------------
@@ -66,7 +68,7 @@ from thatch.errors import InvalidInputError
 from thatch.events import Event, EventKind, ToolCall, shared_identity
 
 # Core's payload helpers, so both paths name bad fields the same way.
-from thatch.payloads import first_root, optional_text, text_field, tool_call
+from thatch.payloads import batch_calls, first_root, optional_text, text_field, tool_call
 
 from thatch_claude import HARNESS
 from thatch_claude.failures import ReportedFailures
@@ -185,7 +187,4 @@ def _tool_calls(hook_event: str, payload: Mapping[str, Any]) -> tuple[ToolCall, 
         return (tool_call(payload, "", failed=hook_event == "PostToolUseFailure"),)
     if hook_event != "PostToolBatch":
         return ()
-    calls = payload.get("tool_calls")
-    if not isinstance(calls, list):
-        raise InvalidInputError("payload field 'tool_calls' must be a list of tool calls")
-    return tuple(tool_call(call, f"tool_calls[{i}].") for i, call in enumerate(calls))
+    return batch_calls(payload)

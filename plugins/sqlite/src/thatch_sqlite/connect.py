@@ -10,9 +10,10 @@ import sqlite3
 from pathlib import Path
 
 from thatch.errors import StorageError
-from thatch.sqlite_support import create_private, retry_when_busy, use_wal
+from thatch.sqlite_support import create_private, erase_on_delete, retry_when_busy, use_wal
 
 from thatch_sqlite.migrations import migrate
+from thatch_sqlite.scrub import erase_index_on_delete
 
 #: Milliseconds a writer waits for another one before giving up.
 BUSY_TIMEOUT_MS = 30_000
@@ -52,10 +53,12 @@ def open_database(path: Path, mmap_bytes: int = DEFAULT_MMAP_BYTES) -> sqlite3.C
         )
         for statement in _SETTINGS:
             conn.execute(statement)
+        erase_on_delete(conn)
         # PRAGMA takes no parameters; the value is an int we validated.
         conn.execute(f"PRAGMA mmap_size = {int(mmap_bytes)}")
         retry_when_busy(lambda: use_wal(conn), BUSY_TIMEOUT_MS)
         retry_when_busy(lambda: migrate(conn, path), BUSY_TIMEOUT_MS)
+        retry_when_busy(lambda: erase_index_on_delete(conn), BUSY_TIMEOUT_MS)
     except StorageError:
         if conn is not None:
             conn.close()

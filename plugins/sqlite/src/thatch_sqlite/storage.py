@@ -31,6 +31,7 @@ from thatch_sqlite.cache import SearchCache
 from thatch_sqlite.codec import as_vector, from_blob, json_ids, to_blob, to_time
 from thatch_sqlite.connect import DEFAULT_MMAP_BYTES, open_database
 from thatch_sqlite.decisions import DecisionCache, DecisionsMixin
+from thatch_sqlite.scrub import scrub_index
 
 if TYPE_CHECKING:
     from thatch.storage import Matrix, Vector
@@ -160,6 +161,8 @@ class SQLiteStorage(DecisionsMixin):
             cursor = conn.execute(
                 "DELETE FROM memories WHERE store = ? AND label = ?", (store, label)
             )
+            if cursor.rowcount > 0:
+                scrub_index(conn)
             return cursor.rowcount > 0
 
     def set_archived(self, store: str, label: str, archived: bool) -> Memory | None:
