@@ -27,6 +27,13 @@ for variable in (
     "THATCH_HOOK_TIMEOUT_MS",
     "THATCH_HOOK_COLD_START_MS",
     "THATCH_NO_AUTOSTART",
+    "THATCH_RECALL_THRESHOLD",
+    "THATCH_HARNESS",
+    # Setup and doctor honour these: a run started inside Claude Code must not
+    # write to the developer's own Claude folder.
+    "CLAUDE_CONFIG_DIR",
+    "CLAUDECODE",
+    "OPENCODE",
     "CLAUDE_PROJECT_DIR",
     "CURSOR_PROJECT_DIR",
     "CURSOR_VERSION",

@@ -161,7 +161,10 @@ def test_a_cursor_event_reported_twice_is_processed_once(
     assert state.prompts == 1
     # The next generation is a new prompt.
     again = hook(app, "UserPromptSubmit", body | {"generation_id": "next-generation"})
-    assert again.startswith("[thatch] Reminder:")
+    assert EXTRACTION_MARK in again
+    state = app.sessions.state(body["conversation_id"])
+    assert state is not None
+    assert (state.prompts, state.nudge_level) == (2, 2)
 
 
 def test_the_cursor_plugin_and_this_one_process_a_shared_event_once(

@@ -30,7 +30,7 @@ from thatch.setup.model import (
     SetupTarget,
     TextBlock,
 )
-from thatch_claude.instructions import SKILL_NAMES
+from thatch_claude.instructions import SKILL_NAMES, skills
 from thatch_claude.target import HOOK_EVENTS, TOOL_EVENTS
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -252,9 +252,13 @@ def test_every_skill_has_front_matter_naming_it(project: Path, user_home: Path) 
         assert len(skill.content.splitlines()) > 15, "a skill has a body, not only front matter"
 
 
-def test_the_skill_files_in_the_package_are_exactly_the_installed_ones() -> None:
-    shipped = PLUGIN_ROOT / "src" / "thatch_claude" / "skills"
-    assert {path.stem for path in shipped.glob("*")} == SKILLS == set(SKILL_NAMES)
+def test_the_skills_are_thatchs_workflows_with_claude_codes_front_matter() -> None:
+    assert {skill.name for skill in skills()} == SKILLS == set(SKILL_NAMES)
+    for skill in skills():
+        front = skill.content.split("---\n")[1]
+        assert front.splitlines()[0] == f"name: {skill.name}"
+        assert front.splitlines()[1].startswith("description: ")
+        assert "{" not in skill.content  # every tool placeholder filled in
 
 
 # -- detection ---------------------------------------------------------------------

@@ -42,15 +42,16 @@ def hooks_file(context: SetupContext) -> Path:
     return folder / ".cursor" / "hooks.json"
 
 
-def test_a_fresh_project_lacks_hooks_server_and_rule(project_context: SetupContext) -> None:
+def test_a_fresh_project_lacks_hooks_server_and_rules(project_context: SetupContext) -> None:
     problems = target().problems(project_context)
     fix = f"thatch setup --cursor --project {project_context.project}"
-    assert len(problems) == 3
+    assert len(problems) == 4
     assert all(fix in problem for problem in problems)
-    hooks, mcp, rule = problems
+    hooks, mcp, rule, workflows = problems
     assert "hooks.json does not exist" in hooks
     assert "mcp.json does not exist" in mcp
     assert "thatch.mdc is missing" in rule
+    assert "workflow rules thatch-project-primer, thatch-fact-extractor" in workflows
 
 
 def test_after_a_project_setup_there_is_no_problem(project_context: SetupContext) -> None:

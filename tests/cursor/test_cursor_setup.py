@@ -58,13 +58,13 @@ def test_global_changes_match_the_golden_file(global_context: SetupContext) -> N
 
 
 def test_the_rule_file_matches_the_golden_file(project_context: SetupContext) -> None:
-    (rule,) = [c for c in target().changes(project_context) if isinstance(c, OwnedFile)]
+    rule = always_applied_rule(project_context)
     assert rule.path == project_context.project / ".cursor" / "rules" / "thatch.mdc"
     check_golden("thatch.mdc", rule.content)
 
 
 def test_the_rule_always_applies_and_teaches_every_tool(project_context: SetupContext) -> None:
-    (rule,) = [c for c in target().changes(project_context) if isinstance(c, OwnedFile)]
+    rule = always_applied_rule(project_context)
     front, body = rule.content.removeprefix("---\n").split("\n---\n", 1)
     keys = dict(line.split(":", 1) for line in front.splitlines())
     assert sorted(keys) == ["alwaysApply", "description", "globs"]
@@ -79,12 +79,18 @@ def test_the_rule_always_applies_and_teaches_every_tool(project_context: SetupCo
     assert agent_instructions.decision_model() in body
     for tool in ("memory_recall", "memory_remember", "extraction_done", "prediction_update"):
         assert f"`{tool}`" in body
-    for claude_only in (
-        "thatch-project-primer",
-        "thatch-dedup-classifier",
-        "thatch-decision-model",
-    ):
-        assert claude_only not in body
+    # The longer procedures are rules of their own, which this one names.
+    for workflow in ("thatch-project-primer", "thatch-dedup-classifier", "thatch-decision-model"):
+        assert f"- `{workflow}`" in body
+
+
+def always_applied_rule(context: SetupContext) -> OwnedFile:
+    (rule,) = [
+        c
+        for c in target().changes(context)
+        if isinstance(c, OwnedFile) and c.path.name == "thatch.mdc"
+    ]
+    return rule
 
 
 def test_every_event_gets_one_hook_running_thatch(project_context: SetupContext) -> None:

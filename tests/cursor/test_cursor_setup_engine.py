@@ -3,8 +3,8 @@
 Each case builds a user home and a project in a temporary folder, applies
 the Cursor target's changes with :mod:`thatch.setup.engine`, and compares
 every file under both with ``tests/data/cursor/setup/files/<case>/`` (the
-temporary folder written as ``<root>``). The rule file is compared with the
-rule's own golden file instead, so its text lives in one place.
+temporary folder written as ``<root>``). The rule files are compared with
+the text the plugin renders instead, so their text lives in one place.
 ``THATCH_UPDATE_GOLDEN=1`` rewrites the trees after a deliberate change.
 """
 
@@ -18,7 +18,7 @@ import pytest
 from thatch.setup import engine
 from thatch.setup.model import SetupContext
 from thatch.testing import check_golden_tree, plan_set_up, set_up, tear_down, text_tree, tree
-from thatch_cursor.rules import rule_text
+from thatch_cursor.rules import rule_text, workflow_rules
 from thatch_cursor.target import CursorTarget
 
 GOLDEN = Path(__file__).parent.parent / "data" / "cursor" / "setup" / "files"
@@ -117,6 +117,8 @@ def test_setup_writes_the_golden_files(case: tuple[str, Path, SetupContext]) -> 
     files = snapshot(root)
     if context.scope == "project":
         assert files.pop(RULE.as_posix()) == rule_text()
+        for file_name, text in workflow_rules().items():
+            assert files.pop((RULE.parent / file_name).as_posix()) == text
     check_golden_tree(GOLDEN / name, files)
 
 

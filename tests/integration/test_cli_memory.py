@@ -41,14 +41,16 @@ def test_stores_are_kept_apart_and_global_is_shared(thatch: Runner, tmp_path: Pa
 
 def test_update_archive_unarchive_forget(thatch: Runner) -> None:
     thatch("remember", "ci", "CI runs on GitHub Actions", "--store", "global")
-    updated = thatch("remember", "ci", "CI runs on Buildkite", "--store", "global")
+    updated = thatch("remember", "ci", "CI runs on Buildkite", "--store", "global", "--overwrite")
     assert "updated memory 'ci'" in updated.stdout
     same = thatch("remember", "ci", "CI runs on Buildkite", "--store", "global")
     assert "unchanged memory 'ci'" in same.stdout
 
     thatch("archive", "ci", "global")
     assert as_json(thatch("search", "continuous integration", "--json")) == []
-    refused = thatch("remember", "ci", "CI runs on Jenkins", "--store", "global", check=False)
+    refused = thatch(
+        "remember", "ci", "CI runs on Jenkins", "--store", "global", "--overwrite", check=False
+    )
     assert refused.returncode != 0
     assert "archived" in refused.stderr
     assert "thatch unarchive ci --store global" in refused.stderr

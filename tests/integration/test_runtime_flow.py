@@ -51,10 +51,14 @@ def test_tool_batch_then_escalating_extraction_then_recall_and_decisions(
     assert session_status(daemon, session)["pending"] == 3
 
     prompt = claude_payload("user_prompt_submit", **where)
-    nudges = [hook(thatch, "flush-tools", prompt, cwd=project) for _ in range(3)]
+    nudges = [hook(thatch, "flush-tools", prompt, cwd=project) for _ in range(4)]
     for text in nudges:
         assert f'session_id="{session}"' in text
-        assert '{"command":"uv run pytest -' in text  # the queued tool calls
+        # Every queued tool call is listed.
+        assert "[1] Bash" in text
+        assert "[3] Grep" in text
+    # The firmer forms' longer headers leave less room for each call's text.
+    assert all('{"command":"uv run pytest -' in text for text in nudges[:2])
     # What they ran and returned: the shorter polite header leaves room for the
     # command whole and for the head and tail of its output (the data framing
     # takes a share of the budget too).
@@ -62,8 +66,9 @@ def test_tool_batch_then_escalating_extraction_then_recall_and_decisions(
     assert "FAILED tests/payments/test_refund.py" in nudges[0]
     assert "1 failed, 41 passed" in nudges[0]
     assert "Money amounts are integers in cents everywhere; never floats." in nudges[0]
-    polite, insistent, shouting = (text.splitlines()[0] for text in nudges)
+    polite, still_polite, insistent, shouting = (text.splitlines()[0] for text in nudges)
     assert not polite.isupper()
+    assert still_polite == polite  # one ignored nudge is no reason to insist
     assert not insistent.isupper()
     assert "ignored" in insistent
     assert shouting.isupper()

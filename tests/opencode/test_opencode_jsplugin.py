@@ -290,11 +290,14 @@ def test_the_briefing_joins_the_system_prompt_of_its_session_only(
     ]
 
 
-def test_compaction_context_gets_the_answer(
+def test_compaction_context_gets_the_briefing_then_the_answer(
     run_with_fake: tuple[dict[str, Any], list[dict[str, Any]]],
 ) -> None:
     out, _ = run_with_fake
-    assert out["context"] == [ANSWERS["experimental.session.compacting"]]
+    assert out["context"] == [
+        ANSWERS["session.created"],
+        ANSWERS["experimental.session.compacting"],
+    ]
     assert out["exports"] == {"ThatchPlugin": "function"}
     assert out["survived"] is True
 

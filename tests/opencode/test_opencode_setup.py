@@ -89,7 +89,11 @@ def test_the_mcp_server_runs_the_setup_command_with_its_environment(
 def test_the_plugin_is_rendered_with_the_command_and_environment(
     project_context: SetupContext, project: Path
 ) -> None:
-    (plugin,) = [c for c in changes_of(project_context) if isinstance(c, OwnedFile)]
+    (plugin,) = [
+        c
+        for c in changes_of(project_context)
+        if isinstance(c, OwnedFile) and c.path.name == "thatch.js"
+    ]
     assert plugin.path == project / ".opencode" / "plugins" / "thatch.js"
     assert plugin.content == render(("thatch",), {"THATCH_HOME": "/srv/thatch-home"})
     assert not plugin.executable

@@ -16,6 +16,7 @@ from thatch import testing
 from thatch.setup import engine
 from thatch.setup.model import SetupContext
 from thatch.testing import check_golden, tree
+from thatch.workflows import NAMES
 from thatch_opencode.instructions import instructions_text
 from thatch_opencode.jsplugin import render
 from thatch_opencode.target import OpencodeTarget
@@ -65,6 +66,8 @@ def test_an_empty_project_gets_the_golden_files(
     assert plugin.read_text() == render(("thatch",), {"THATCH_HOME": "/srv/thatch-home"})
     assert sorted(tree(project)) == [
         ".opencode/",
+        ".opencode/agents/",
+        *(f".opencode/agents/{name}.md" for name in sorted(NAMES)),
         ".opencode/plugins/",
         ".opencode/plugins/thatch.js",
         "AGENTS.md",
@@ -192,10 +195,11 @@ def test_a_fresh_global_setup_has_no_problems(
 
 def test_nothing_set_up_lists_each_missing_piece(project_context: SetupContext) -> None:
     found = problems(project_context)
-    assert len(found) == 3
+    assert len(found) == 4
     assert "does not register the thatch MCP server" in found[0]
     assert "thatch.js is missing" in found[1]
     assert "has no thatch instructions block" in found[2]
+    assert "workflow agents thatch-project-primer, thatch-fact-extractor" in found[3]
     assert all("thatch setup --opencode --project" in problem for problem in found)
 
 

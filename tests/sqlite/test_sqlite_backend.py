@@ -540,7 +540,7 @@ def _confirm(storage: SQLiteStorage, prediction_id: int, amount: float = 1.0) ->
     )
 
 
-def test_a_v1_database_migrates_to_v2(db_path: Path) -> None:
+def test_a_v1_database_migrates_to_the_current_schema(db_path: Path) -> None:
     db_path.parent.mkdir(parents=True)
     conn = raw(db_path)
     try:
@@ -556,7 +556,7 @@ def test_a_v1_database_migrates_to_v2(db_path: Path) -> None:
         conn.close()
 
     with SQLiteStorage(db_path) as storage:
-        assert pragma(storage, "user_version") == SCHEMA_VERSION == 2
+        assert pragma(storage, "user_version") == SCHEMA_VERSION == 3
         [memory] = storage.list_memories()
         assert (memory.label, memory.content) == ("old", "kept content")
         assert [h.id for h in storage.vector_search(unit(1), "m", Scope((STORE,)), 5)] == [

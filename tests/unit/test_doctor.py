@@ -339,3 +339,32 @@ def test_a_command_that_fails_to_start_is_reported_once(
     assert "uv tool install" in failures[0].fix
     setup = [check for check in found if check.name.startswith("example setup")]
     assert setup[0].detail == "set up, but its plugin is not installed"
+
+
+def test_claude_config_dir_is_where_doctor_looks_for_claude_code(
+    home: Path, project: Path, user_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from thatch.config import Config
+    from thatch.setup import engine, launcher
+    from thatch.setup.model import SetupContext
+    from thatch_claude.target import ClaudeTarget
+
+    config = tmp_path / "claude-config"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config))
+    monkeypatch.setenv("THATCH_LOAD_PLUGINS", "sqlite,claude")
+    context = SetupContext(
+        scope="global",
+        project=None,
+        user_home=user_home,
+        command=launcher.choose().command,
+        env={"THATCH_HOME": str(home)},
+        environ={"CLAUDE_CONFIG_DIR": str(config)},
+    )
+    key = engine.scope_key(context)
+    state = Config.load(str(home)).paths.state_dir
+    edits = engine.plan(ClaudeTarget().changes(context), None)
+    engine.apply(edits, state_dir=state, target="claude", scope_key=key)
+    assert (config / "settings.json").exists()
+
+    found = [c for c in run_checks(str(home), project) if c.name == "Claude Code setup (global)"]
+    assert [(c.status, c.detail) for c in found] == [("ok", "set up")]

@@ -67,10 +67,10 @@ def test_archived_memory_refuses_update_and_hides(th: Thatch) -> None:
     th.archive("ci")
     assert th.recall("buildkite") == []
     with pytest.raises(ArchivedMemoryError, match="unarchive"):
-        th.remember("ci", "ci on jenkins", store="global")
+        th.remember("ci", "ci on jenkins", store="global", overwrite=True)
     assert th.show("ci").content == "ci on buildkite"
     th.unarchive("ci")
-    assert th.remember("ci", "ci on jenkins", store="global").action == "updated"
+    assert th.remember("ci", "ci on jenkins", store="global", overwrite=True).action == "updated"
 
 
 def test_forget_and_missing(th: Thatch) -> None:
@@ -121,7 +121,7 @@ def test_duplicates_and_review(th: Thatch) -> None:
     assert [(p.first.label, p.second.label) for p in pairs] == [("one", "two")]
     th.mark_reviewed("two", "one")
     assert th.duplicates() == []
-    th.remember("two", "deploy with make release now", store="global")
+    th.remember("two", "deploy with make release now", store="global", overwrite=True)
     assert len(th.duplicates()) == 1  # the review was of the old text
 
 

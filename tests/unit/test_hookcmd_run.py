@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 import thatch
 from fake_daemon import FakeDaemon, Responder
-from thatch import rundir, wire
+from thatch import reminder_text, rundir, wire
 from thatch.hookcmd import HookArgs, autostart, backstop, cap, command, spool
 from thatch.hookcmd.command import run_hook
 
@@ -104,6 +104,12 @@ def harness(home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Harness]:
     made = Harness(home, monkeypatch)
     yield made
     made.close()
+
+
+#: What a prompt, and a session start, print when no daemon answers them
+#: (see tests/unit/test_parity_hook_fallback.py).
+SAVE_REMINDER = reminder_text.SAVE_REMINDER + "\n"
+SESSION_REMINDER = reminder_text.SESSION_REMINDER_STATIC + "\n"
 
 
 def echo(request: dict[str, Any]) -> dict[str, Any]:
@@ -212,7 +218,7 @@ def test_a_stale_socket_counts_as_no_daemon(harness: Harness) -> None:
 
 def test_an_error_answer_spools_without_starting_a_daemon(harness: Harness) -> None:
     harness.daemon(lambda request: {"ok": False, "error": "storage is locked"})
-    assert harness.run(HookArgs("flush-tools")) == ""
+    assert harness.run(HookArgs("flush-tools")) == SAVE_REMINDER
     assert len(harness.spooled()) == 1
     assert harness.spawned == []
     (line,) = harness.log_lines()
@@ -229,7 +235,7 @@ def test_an_outdated_daemon_is_replaced(harness: Harness) -> None:
 def test_a_hung_daemon_times_out_and_the_event_is_spooled(harness: Harness) -> None:
     harness.env["THATCH_HOOK_TIMEOUT_MS"] = "100"
     fake = harness.daemon(lambda request: None)
-    assert harness.run(HookArgs("flush-tools")) == ""
+    assert harness.run(HookArgs("flush-tools")) == SAVE_REMINDER
     fake.release.set()
     assert len(harness.spooled()) == 1
     assert harness.spawned == []
@@ -253,7 +259,7 @@ def test_a_garbled_answer_is_spooled(harness: Harness) -> None:
     thread = threading.Thread(target=garble)
     thread.start()
     try:
-        assert harness.run(HookArgs("reminder")) == ""
+        assert harness.run(HookArgs("reminder")) == SESSION_REMINDER
     finally:
         thread.join()
         server.close()
@@ -294,7 +300,7 @@ def test_the_backstop_ends_a_hang_and_keeps_the_event(
     monkeypatch.setattr(wire, "request", hang)
     harness.env["THATCH_HOOK_TIMEOUT_MS"] = "100"
     started = time.monotonic()
-    assert harness.run(HookArgs("flush-tools")) == ""
+    assert harness.run(HookArgs("flush-tools")) == SAVE_REMINDER
     assert time.monotonic() - started < 5  # the sleep was cut short, not waited out
     assert len(harness.spooled()) == 1
     (line,) = harness.log_lines()
@@ -468,7 +474,7 @@ def test_no_daemon_events_nobody_reads_spool_and_leave_at_once(
 
 def test_a_daemon_that_never_comes_ends_the_wait_at_the_allowance(harness: Harness) -> None:
     harness.env[cap.COLD_START_ENV_VAR] = "400"
-    assert harness.run(HookArgs("flush-tools")) == ""
+    assert harness.run(HookArgs("flush-tools")) == SAVE_REMINDER
     # Kept for the daemon, and let go of: a replay can take it.
     assert len(harness.spooled()) == 1
     assert spool_locked(harness) == [False]
@@ -501,7 +507,7 @@ def test_a_daemon_that_exits_before_listening_ends_the_wait_early(
     failing = [sys.executable, "-c", f"raise SystemExit({status})"]
     harness.on_spawn = lambda: REAL_SPAWN(failing, {})
     started = time.monotonic()
-    assert harness.run(HookArgs("reminder")) == ""
+    assert harness.run(HookArgs("reminder")) == SESSION_REMINDER
     # A sanity bound only: far below the 60 s allowance it would otherwise wait.
     assert time.monotonic() - started < 30
     assert len(harness.spooled()) == 1
@@ -513,7 +519,7 @@ def test_no_autostart_means_no_wait(harness: Harness) -> None:
     harness.env[autostart.NO_AUTOSTART_VAR] = "1"
     harness.env[cap.COLD_START_ENV_VAR] = "60000"
     started = time.monotonic()
-    assert harness.run(HookArgs("reminder")) == ""
+    assert harness.run(HookArgs("reminder")) == SESSION_REMINDER
     assert time.monotonic() - started < 30  # sanity bound: it did not wait the minute
     assert harness.spawned == []
     assert len(harness.spooled()) == 1
@@ -526,7 +532,7 @@ def test_an_allowance_not_above_the_cap_keeps_the_fast_path(
 ) -> None:
     harness.env[cap.COLD_START_ENV_VAR] = allowance
     started = harness.daemon_later(0.2, echo)
-    assert harness.run(HookArgs("flush-tools")) == ""
+    assert harness.run(HookArgs("flush-tools")) == SAVE_REMINDER
     assert len(harness.spooled()) == 1
     time.sleep(0.4)
     (fake,) = started
@@ -543,7 +549,7 @@ def test_a_bad_allowance_setting_is_logged_and_the_default_used(harness: Harness
 
 def test_an_error_answer_after_a_cold_start_leaves_the_event_spooled(harness: Harness) -> None:
     harness.daemon_later(0.2, lambda request: {"ok": False, "error": "storage is locked"})
-    assert harness.run(HookArgs("flush-tools")) == ""
+    assert harness.run(HookArgs("flush-tools")) == SAVE_REMINDER
     assert len(harness.spooled()) == 1
     assert spool_locked(harness) == [False]
     assert "storage is locked" in harness.log_lines()[0]
@@ -569,7 +575,7 @@ def test_a_warming_daemon_without_an_allowance_times_out_at_the_cap(harness: Har
     harness.env["THATCH_HOOK_TIMEOUT_MS"] = "100"
     harness.env[cap.COLD_START_ENV_VAR] = "0"
     fake = harness.daemon(lambda request: None, notice=lambda request: WARMING)
-    assert harness.run(HookArgs("flush-tools")) == ""
+    assert harness.run(HookArgs("flush-tools")) == SAVE_REMINDER
     fake.release.set()
     (spooled,) = harness.spooled()
     assert spooled["event_id"] == fake.requests[0]["event_id"]
@@ -582,7 +588,7 @@ def test_a_warming_daemon_that_outlasts_the_allowance_gets_the_event_spooled(
     harness.env["THATCH_HOOK_TIMEOUT_MS"] = "100"
     harness.env[cap.COLD_START_ENV_VAR] = "300"
     fake = harness.daemon(lambda request: None, notice=lambda request: WARMING)
-    assert harness.run(HookArgs("reminder")) == ""
+    assert harness.run(HookArgs("reminder")) == SESSION_REMINDER
     fake.release.set()
     (spooled,) = harness.spooled()
     assert spooled["event_id"] == fake.requests[0]["event_id"]
@@ -609,7 +615,7 @@ def test_the_backstop_follows_the_extended_deadline(
     monkeypatch.setattr(wire, "request", warming_then_hang)
     harness.env["THATCH_HOOK_TIMEOUT_MS"] = "100"
     harness.env[cap.COLD_START_ENV_VAR] = "400"
-    assert harness.run(HookArgs("flush-tools")) == ""
+    assert harness.run(HookArgs("flush-tools")) == SAVE_REMINDER
     # The wait was given the allowance, not what was left of the cap.
     (seconds,) = waited
     assert 0.1 < seconds <= 0.4
@@ -709,3 +715,23 @@ def test_the_backstop_writes_the_log_line_before_it_ends_the_hook(
     assert "ms past the hook cap of 100 ms" in line
     assert "still being spooled" in line
     assert len(harness.log_lines()) == 1  # the hook, let go on here, logs nothing more
+
+
+def test_the_cap_passing_just_before_the_timer_stops_is_not_a_traceback(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The alarm can fire after the answer was handled, before finish() stops it."""
+    harness.daemon(echo)
+    real_cancel = backstop.Backstop.cancel
+    fired: list[bool] = []
+
+    def cancel_late(self: backstop.Backstop) -> None:
+        if not fired:
+            fired.append(True)
+            raise backstop.Deadline  # as the handler raises it at that instant
+        real_cancel(self)
+
+    monkeypatch.setattr(backstop.Backstop, "cancel", cancel_late)
+    assert harness.run(HookArgs("flush-tools")) == "seen s1\n"
+    assert fired == [True]
+    assert harness.spooled() == []  # answered: the spooled copy was removed

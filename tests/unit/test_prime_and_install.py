@@ -16,15 +16,15 @@ def test_prime_uses_the_first_harness_on_path() -> None:
     assert command == ["/usr/bin/claude", "-p", prime.PRIMER_PROMPT]
 
 
-def test_prime_prefers_opencode_and_honours_a_choice() -> None:
+def test_prime_prefers_claude_and_honours_a_choice() -> None:
     found = {"opencode": "/bin/opencode", "claude": "/bin/claude"}
-    assert prime.choose(which=found.get)[:2] == ["/bin/opencode", "run"]
-    assert prime.choose("claude", which=found.get)[:2] == ["/bin/claude", "-p"]
+    assert prime.choose(which=found.get)[:2] == ["/bin/claude", "-p"]
+    assert prime.choose("opencode", which=found.get)[:2] == ["/bin/opencode", "run"]
     assert prime.choose("cursor-agent", which={"cursor-agent": "/c"}.get)[:2] == ["/c", "-p"]
 
 
 def test_prime_says_what_to_install_when_nothing_is_found() -> None:
-    with pytest.raises(prime.NoHarnessError, match="none of opencode, claude, cursor-agent"):
+    with pytest.raises(prime.NoHarnessError, match="none of claude, cursor-agent, opencode"):
         prime.choose(which=lambda name: None)
     with pytest.raises(prime.NoHarnessError, match="unknown harness 'vim'"):
         prime.choose("vim", which=lambda name: "/bin/vim")

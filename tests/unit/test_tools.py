@@ -219,7 +219,13 @@ def test_duplicates_then_mark_checked(registry: ToolRegistry, ctx: ToolContext) 
     assert {pairs[0]["first"]["label"], pairs[0]["second"]["label"]} == {"one", "two"}
     assert pairs[0]["cosine"] >= 0.9
     marked = ok(registry, ctx, "dedup_mark_checked", label="one", other="two")
-    assert marked == {"checked": True, "label": "one", "other": "two", "store": "global"}
+    assert marked == {
+        "checked": True,
+        "verdict": "different",
+        "label": "one",
+        "other": "two",
+        "store": "global",
+    }
     assert ok(registry, ctx, "find_duplicates", store="global") == []
     assert "'missing'" in failed(registry, ctx, "dedup_mark_checked", label="one", other="missing")
 
@@ -234,7 +240,7 @@ def test_hygiene_report(registry: ToolRegistry, ctx: ToolContext) -> None:
     assert len(report["duplicates"]) == 1
     assert ok(registry, ctx, "hygiene_report")["stale_days"] == 90
     assert failed(registry, ctx, "hygiene_report", days=0) == (
-        "argument 'days' must be an integer of at least 1, got 0"
+        "argument 'days' must be an integer from 1 to 36500, got 0"
     )
 
 

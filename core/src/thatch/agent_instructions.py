@@ -105,14 +105,14 @@ def memory_workflow(prefix: str = "") -> str:
     :param prefix: put before every tool name, as the harness shows the tools
         (``"thatch_"`` for opencode).
     """
-    return _wrap(_MEMORY.format(**_tool_names(prefix)))
+    return _wrap(_MEMORY.format(**tool_names(prefix)))
 
 
 def decision_model(prefix: str = "") -> str:
     """How to read the decision-model block and when to teach the model."""
     example = line(0.72, 4, "<situation>", "<choice>")
     return _wrap(
-        _DECISIONS.format(header=HEADER, example=example, untested=UNTESTED, **_tool_names(prefix))
+        _DECISIONS.format(header=HEADER, example=example, untested=UNTESTED, **tool_names(prefix))
     )
 
 
@@ -139,7 +139,8 @@ def server_instructions(harness: str | None, complete_scope: str | None) -> str:
     return instructions()
 
 
-def _tool_names(prefix: str) -> dict[str, str]:
+def tool_names(prefix: str = "") -> dict[str, str]:
+    """Each tool in :data:`TOOLS`, mapped to its name with ``prefix`` put before it."""
     return {name: prefix + name for name in TOOLS}
 
 

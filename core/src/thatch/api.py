@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from thatch.config import Config
 from thatch.duplicates import duplicate_pairs
@@ -36,17 +36,19 @@ from thatch.models import (
     RecallHit,
     RememberResult,
     Scope,
+    ScoredId,
     StoreInfo,
 )
 from thatch.names import validate_label, validate_store
 from thatch.plugins import PluginInfo, Plugins
 from thatch.recall import RecallMode, recall
 from thatch.repo import branch_names, current_branch, repo_store
-from thatch.storage import Storage
+from thatch.storage import VERDICTS, Storage, Verdict
 from thatch.transfer import ImportLine, export_line
 
 if TYPE_CHECKING:
     from thatch.decisions.service import Decisions
+    from thatch.storage import Vector
 
 #: ``stores`` argument of reads: None = the repository's store and global;
 #: "all" = every store; or explicit names.
@@ -156,13 +158,41 @@ class Thatch:
         )
 
     def stores_for(self, stores: StoreChoice) -> tuple[str, ...]:
-        """Resolve a store choice to names: None → repository + global; 'all' → every store."""
+        """Resolve a store choice to names: None → repository + global; 'all' → every store.
+
+        A named store must exist (hold a memory or a prediction, or be global
+        or this repository's): reading a mistyped one would find nothing and
+        look like an empty result.
+        """
         if stores is None:
             return tuple(dict.fromkeys(s for s in (self.repo_store, GLOBAL_STORE) if s))
         if stores == ALL:
-            return tuple(info.name for info in self.storage.list_stores())
+            # Not list_stores alone: a store may hold predictions and no memory.
+            return tuple(self.known_stores())
         names = [stores] if isinstance(stores, str) else list(stores)
-        return tuple(validate_store(name) for name in names)
+        return tuple(self._existing_store(name) for name in names)
+
+    def known_stores(self) -> list[str]:
+        """Names a read may ask for: global, this repository's, and every store holding data."""
+        storage = self.storage
+        names = {GLOBAL_STORE, *(info.name for info in storage.list_stores())}
+        names.update(prediction.store for prediction in storage.list_predictions())
+        if self.repo_store:
+            names.add(self.repo_store)
+        return sorted(names)
+
+    def stores_listed(self) -> str:
+        """The known stores in words, for an error about a store name."""
+        return f"the stores are: {', '.join(self.known_stores())} (or 'all')"
+
+    def _existing_store(self, name: str) -> str:
+        try:
+            validate_store(name)
+        except InvalidInputError as exc:
+            raise InvalidInputError(f"{exc}; {self.stores_listed()}") from None
+        if name in (GLOBAL_STORE, self.repo_store) or name in self.known_stores():
+            return name
+        raise NotFoundError(f"no store named {name!r}; {self.stores_listed()}")
 
     # -- writes ------------------------------------------------------------
     @property
@@ -170,22 +200,34 @@ class Thatch:
         return MemoryWriter(self.storage, self.embedder, lambda: self.thresholds().dedup)
 
     def remember(
-        self, label: str, content: str, *, store: str | None = None, branch: str | None = None
+        self,
+        label: str,
+        content: str,
+        *,
+        store: str | None = None,
+        branch: str | None = None,
+        overwrite: bool = False,
     ) -> RememberResult:
-        """Save a fact under ``label`` (updating the memory already there)."""
+        """Save a fact under ``label``.
+
+        A label that already holds other content is refused (InvalidInputError
+        quoting it) unless ``overwrite``: an agent must not clobber a memory
+        by reusing its label by accident.
+        """
         item = MemoryInput(
             label=label, content=content, store=store or self.default_store, branch=branch
         )
-        return self._writer.remember(item)
+        return self._writer.remember(item, overwrite=overwrite)
 
     def remember_many(
         self,
         items: Iterable[MemoryInput],
         *,
+        overwrite: bool = False,
         on_saved: Callable[[RememberResult], None] | None = None,
     ) -> list[RememberResult]:
         """Save many memories in batched transactions; see :meth:`MemoryWriter.remember_many`."""
-        return self._writer.remember_many(items, on_saved=on_saved)
+        return self._writer.remember_many(items, overwrite=overwrite, on_saved=on_saved)
 
     def import_lines(
         self,
@@ -194,7 +236,10 @@ class Thatch:
         on_saved: Callable[[RememberResult], None] | None = None,
     ) -> ImportResult:
         """Import parsed lines (see :mod:`thatch.transfer`); unchanged ones add nothing."""
-        results = self.remember_many((line.memory for line in lines), on_saved=on_saved)
+        # An import is idempotent by design: a line updates the memory of its label.
+        results = self.remember_many(
+            (line.memory for line in lines), overwrite=True, on_saved=on_saved
+        )
         for line, result in zip(lines, results, strict=True):
             if line.archived and not result.memory.archived:
                 self.storage.set_archived(result.memory.store, result.memory.label, True)
@@ -272,15 +317,37 @@ class Thatch:
                 progress(len(chunk))
         return len(stale)
 
-    def mark_reviewed(self, first: str, second: str, store: str | None = None) -> None:
-        """Record that two memories were reviewed as not (or acceptably) duplicate."""
+    def mark_reviewed(
+        self, first: str, second: str, store: str | None = None, verdict: Verdict = "different"
+    ) -> str:
+        """Record a person's verdict on two memories of one store; returns the store.
+
+        'different' (two facts that both stay) stops the pair being reported;
+        'same' (one fact twice) keeps it listed as a confirmed duplicate until
+        one of them is merged away.
+        """
+        if verdict not in VERDICTS:
+            raise InvalidInputError(f"verdict {verdict!r} is not one of: {', '.join(VERDICTS)}")
         one, other = self.show(first, store), self.show(second, store)
         if one.store != other.store:
             raise InvalidInputError(
                 f"{first!r} is in store {one.store} and {second!r} in {other.store}; "
                 "duplicate pairs are within one store: pass --store"
             )
-        self.storage.mark_reviewed(one.id, other.id)
+        if one.id == other.id:
+            raise InvalidInputError(
+                f"{first!r} and {second!r} are the same memory; name two different labels"
+            )
+        self.storage.mark_reviewed(one.id, other.id, verdict)
+        return one.store
+
+    def review_verdicts(self, stores: StoreChoice = ALL) -> dict[tuple[int, int], Verdict]:
+        """The verdict of each reviewed pair, keyed by (smaller id, larger id)."""
+        return {
+            pair: verdict
+            for store in self.stores_for(stores)
+            for pair, verdict in self.storage.review_verdicts(store).items()
+        }
 
     # -- reads -------------------------------------------------------------
     def recall(
@@ -292,18 +359,20 @@ class Thatch:
         mode: RecallMode = "hybrid",
         min_cosine: float | None = None,
         record: bool = True,
+        include_archived: bool = False,
     ) -> list[RecallHit]:
         """Memories for ``query`` by meaning and by words, best first.
 
         ``min_cosine`` drops hits less similar in meaning than that; the
         calibrated threshold for automatic recall is ``thresholds().recall``.
+        ``include_archived`` also searches the archived memories.
         """
         if limit < 1:
             raise InvalidInputError(f"limit {limit} is below 1; ask for at least one result")
         storage = self.storage  # opened first, so a missing backend is reported first
         scope = Scope(stores=self.stores_for(stores), branch=self.branch)
         return recall(
-            storage,
+            cast(Storage, _ArchivedToo(storage)) if include_archived else storage,
             self.embedder,
             query,
             scope,
@@ -337,7 +406,7 @@ class Thatch:
         return self.storage.list_stores()
 
     def duplicates(self, stores: StoreChoice = ALL) -> list[DuplicatePair]:
-        """Unreviewed near-duplicate pairs, closest first."""
+        """Unreviewed near-duplicate pairs and confirmed duplicates, closest first."""
         threshold = self.thresholds().dedup
         model = self.embedder.model_id
         pairs = [
@@ -372,6 +441,26 @@ class Thatch:
     def describe_plugins(self) -> list[PluginInfo]:
         """The loaded plugins and the hooks each implements."""
         return self.plugins.describe()
+
+
+class _ArchivedToo:
+    """A storage whose two searches also see archived memories; all else is the storage's.
+
+    Recall ranks whatever the searches return, so this is all it takes to
+    recall archived memories on request.
+    """
+
+    def __init__(self, storage: Storage) -> None:
+        self._storage = storage
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._storage, name)
+
+    def vector_search(self, query: Vector, model: str, scope: Scope, limit: int) -> list[ScoredId]:
+        return self._storage.vector_search(query, model, scope, limit, include_archived=True)
+
+    def text_search(self, query: str, scope: Scope, limit: int) -> list[ScoredId]:
+        return self._storage.text_search(query, scope, limit, include_archived=True)
 
 
 __all__ = ["ALL", "Thatch", "open"]

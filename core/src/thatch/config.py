@@ -1,7 +1,8 @@
 """thatch's settings: the TOML config file, then environment overrides.
 
 Precedence, highest first: environment variables (``THATCH_DB_PATH``,
-``THATCH_MODEL``, ``THATCH_MODEL_PATH``), the config file
+``THATCH_MODEL``, ``THATCH_MODEL_PATH``, ``THATCH_RECALL_THRESHOLD``,
+``THATCH_PREDICTION_THRESHOLD``), the config file
 (``<config dir>/config.toml``), built-in defaults. Plugins read their own
 tables from :attr:`Config.sections`.
 """
@@ -36,7 +37,7 @@ model = "sentence-transformers/all-MiniLM-L6-v2"
 # model_path = "/path/to/a/local/model/folder"
 
 [thresholds]
-# recall = 0.36          # override the calibrated cosine thresholds
+# recall = 0.36          # override the calibrated cosine thresholds (also THATCH_RECALL_THRESHOLD)
 # dedup = 0.74
 # prediction = 0.45      # decision-model firing (also THATCH_PREDICTION_THRESHOLD)
 """
@@ -66,7 +67,7 @@ class Config:
     ) -> Config:
         """Read the config file under ``home`` (or the user's) and apply the environment."""
         env = os.environ if environ is None else environ
-        paths = Paths.resolve(home) if home is not None else Paths.resolve(env.get("THATCH_HOME"))
+        paths = Paths.resolve(home, env)
         data = _read_toml(paths.config_file)
         plugins = _table(data, "plugins", paths.config_file)
         storage = _table(data, "storage", paths.config_file)
@@ -82,27 +83,36 @@ class Config:
             model=env.get("THATCH_MODEL") or str(embedder.get("model", DEFAULT_MODEL)),
             model_path=Path(model_path).expanduser() if model_path else None,
             blocked_plugins=tuple(_string_list(plugins, "blocked", paths.config_file)),
-            recall_threshold=_unit_float(thresholds, "recall", paths.config_file),
+            recall_threshold=_threshold(env, "recall", thresholds, paths.config_file),
             dedup_threshold=_unit_float(thresholds, "dedup", paths.config_file),
-            prediction_threshold=_prediction_threshold(env, thresholds, paths.config_file),
+            prediction_threshold=_threshold(env, "prediction", thresholds, paths.config_file),
             sections=data,
         )
 
 
-def _prediction_threshold(
-    env: Mapping[str, str], thresholds: Mapping[str, Any], path: Path
+#: The ``[thresholds]`` keys an environment variable overrides, and an example value.
+THRESHOLD_VARIABLES = {
+    "recall": ("THATCH_RECALL_THRESHOLD", "0.36"),
+    "prediction": ("THATCH_PREDICTION_THRESHOLD", "0.45"),
+}
+
+
+def _threshold(
+    env: Mapping[str, str], key: str, thresholds: Mapping[str, Any], path: Path
 ) -> float | None:
-    raw = env.get("THATCH_PREDICTION_THRESHOLD")
+    """``thresholds.KEY``, unless its environment variable (which wins) is set."""
+    variable, example = THRESHOLD_VARIABLES[key]
+    raw = env.get(variable, "").strip()
     if not raw:
-        return _unit_float(thresholds, "prediction", path)
+        return _unit_float(thresholds, key, path)
     try:
         value = float(raw)
     except ValueError:
         value = float("nan")
     if not -1.0 <= value <= 1.0:
         raise ConfigError(
-            f"THATCH_PREDICTION_THRESHOLD={raw!r} is not a cosine; "
-            "set a number between -1 and 1, e.g. 0.45, or unset it"
+            f"{variable}={raw!r} is not a cosine; "
+            f"set a number between -1 and 1, e.g. {example}, or unset it"
         )
     return value
 

@@ -101,6 +101,7 @@ def _harness_checks(home: str | None, project: Path) -> Iterator[Check]:
                 user_home=Path.home(),
                 command=command,
                 env=env,
+                environ=dict(os.environ),
             )
             problems = [p for p in target.problems(context) if p not in seen]
             seen.update(problems)

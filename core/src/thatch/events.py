@@ -68,6 +68,9 @@ class Event:
     #: The harness's identity of the event, when two harnesses may report the
     #: same one (Cursor also runs Claude Code hooks); core processes it once.
     identity: str | None = None
+    #: The session that started this one as a sub-agent, when the harness
+    #: gives sub-agents sessions of their own and says whose (opencode).
+    parent_session_id: str | None = None
 
 
 def shared_identity(kind: str, session_id: str, key: str | None) -> str | None:

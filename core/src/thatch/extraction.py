@@ -1,11 +1,12 @@
 """The extraction pipeline: tool calls in, a nudge to save what they taught out.
 
-Every tool call a session makes (thatch's own excepted) is queued, redacted
-and truncated, by :func:`interactions_from`. On the next prompt,
-:func:`extraction_nudge` shows the queue to the agent with the instruction
-to save durable facts (the steps themselves, so any harness's agent can
-follow them) and call ``extraction_done``; each prompt it is ignored, the
-nudge gets louder.
+Every tool call a session makes (thatch's own tools and workflows excepted,
+see :func:`is_thatch_workflow`) is queued, redacted and truncated, by
+:func:`interactions_from`. On the next prompt, :func:`extraction_nudge`
+shows the queue to the agent with the instruction to save durable facts —
+the steps themselves, so any harness's agent can follow them, and the
+harness's own extraction workflow where it has one — and call
+``extraction_done``; the more prompts it is ignored for, the louder it gets.
 """
 
 from __future__ import annotations
@@ -21,15 +22,22 @@ from thatch.nudges.framing import Framing, as_data, new_nonce, quoted
 from thatch.nudges.model import Nudge
 from thatch.redact import redact
 from thatch.sessions.models import Interaction, NewInteraction
+from thatch.workflows import NAMES as WORKFLOW_NAMES
 
 __all__ = [
+    "INSISTENT_LEVEL",
     "MIN_ITEM_CHARS",
+    "SHOUTING_LEVEL",
     "THATCH_TOOL_NAMES",
+    "THATCH_WORKFLOWS",
+    "WORKFLOWS",
     "ExtractionNudge",
+    "Workflow",
     "build_extraction_nudge",
     "extraction_nudge",
     "interactions_from",
     "is_thatch_tool",
+    "is_thatch_workflow",
     "outcome",
     "truncate",
 ]
@@ -52,6 +60,10 @@ THATCH_TOOL_NAMES: tuple[str, ...] = (
     "prediction_list",
     "prediction_delete",
 )
+
+#: thatch's workflows, by name: what setup installs in every harness (skills,
+#: rules, agents; see :mod:`thatch.workflows`).
+THATCH_WORKFLOWS: tuple[str, ...] = tuple(sorted(WORKFLOW_NAMES))
 
 #: The smallest room, in characters, an interaction gets in the nudge; with
 #: less, fewer interactions are shown (the rest wait for a later nudge).
@@ -81,10 +93,99 @@ def is_thatch_tool(name: str) -> bool:
     return name.startswith(_SERVER_PREFIXES) or name in THATCH_TOOL_NAMES
 
 
+# Tools, by lowercased name, that load a skill or rule into the context
+# (Claude Code and opencode "Skill"; UNCERTAIN: Cursor "fetch_rules"), the
+# input keys that name what they load, and the prefix of thatch's names.
+_LOADER_TOOLS = frozenset({"skill", "fetch_rules"})
+_LOADED_KEYS = ("skill", "command", "name", "rule_names")
+_WORKFLOW_PREFIX = "thatch-"
+# Tools that start a sub-agent (Claude Code "Task", now "Agent"; opencode
+# "task"), and the input fields that say what it is to do.
+_DISPATCH_TOOLS = frozenset({"task", "agent"})
+_DISPATCH_TEXTS = ("description", "prompt")
+# Tools that read a file, and the input keys of the path they read.
+_READ_TOOLS = frozenset({"read", "read_file"})
+_PATH_KEYS = ("file_path", "filePath", "path", "target_file")
+
+
+def is_thatch_workflow(call: ToolCall) -> bool:
+    """Whether ``call`` runs one of thatch's workflows rather than the user's work.
+
+    Queuing these would make following a nudge trigger the next one. A call
+    is thatch's workflow when it:
+
+    - loads a skill or rule (``Skill``) and each one it names is thatch's:
+      its name, after any ``namespace:`` part, starts with ``thatch-``;
+    - starts a sub-agent (``Task``, ``Agent``) whose ``subagent_type`` starts
+      with ``thatch-``, or whose ``description`` or ``prompt`` names one of
+      :data:`THATCH_WORKFLOWS` or the ``extraction_done`` tool (the
+      nudge's own words, which the agent hands over); a user's sub-agent
+      about anything else, thatch's code included, is queued;
+    - reads (``Read``) a file of a workflow: a path with a part named like
+      one of :data:`THATCH_WORKFLOWS` (``.cursor/rules/thatch-fact-extractor.mdc``,
+      ``skills/thatch-fact-extractor/SKILL.md``).
+
+    Tool names are compared without case, as harnesses spell them differently.
+    """
+    if not isinstance(call.input, dict):
+        return False
+    tool = call.name.lower()
+    if tool in _LOADER_TOOLS:
+        return _loads_only_thatch(call.input)
+    if tool in _DISPATCH_TOOLS:
+        return _dispatches_thatch(call.input)
+    if tool in _READ_TOOLS:
+        return any(_is_workflow_path(call.input.get(key)) for key in _PATH_KEYS)
+    return False
+
+
+def _loads_only_thatch(given: dict[str, Any]) -> bool:
+    """Whether a loader call names skills or rules, and only thatch's."""
+    names: list[Any] = []
+    for key in _LOADED_KEYS:
+        value = given.get(key)
+        if isinstance(value, list):
+            names.extend(value)
+        elif value:
+            names.append(value)
+    return bool(names) and all(_is_thatch_name(name) for name in names)
+
+
+def _is_thatch_name(name: Any) -> bool:
+    """Whether ``name`` (``thatch-x``, ``/thatch-x``, ``plugin:thatch-x``) is thatch's."""
+    return isinstance(name, str) and name.lstrip("/").rpartition(":")[2].startswith(
+        _WORKFLOW_PREFIX
+    )
+
+
+def _dispatches_thatch(given: dict[str, Any]) -> bool:
+    """Whether a sub-agent call starts one of thatch's workflows."""
+    agent = given.get("subagent_type")
+    if isinstance(agent, str) and agent.startswith(_WORKFLOW_PREFIX):
+        return True
+    texts = [given.get(key) for key in _DISPATCH_TEXTS]
+    return any(
+        isinstance(text, str)
+        and any(name in text for name in (*THATCH_WORKFLOWS, "extraction_done"))
+        for text in texts
+    )
+
+
+def _is_workflow_path(path: Any) -> bool:
+    """Whether ``path`` is a workflow's file or lies in a workflow's folder."""
+    if not isinstance(path, str):
+        return False
+    parts = path.replace("\\", "/").split("/")
+    return any(part.split(".", 1)[0] in THATCH_WORKFLOWS for part in parts)
+
+
 def interactions_from(
     event: Event, *, max_input: int = 1000, max_response: int = 2000
 ) -> list[NewInteraction]:
-    """The event's tool calls as interactions to queue, thatch's own tools left out.
+    """The event's tool calls as interactions to queue, thatch's own calls left out.
+
+    thatch's own calls are its tools (:func:`is_thatch_tool`) and its
+    workflows (:func:`is_thatch_workflow`).
 
     Inputs and responses become text (JSON for structured values), are
     redacted, and are cut to ``max_input`` / ``max_response`` characters,
@@ -100,7 +201,7 @@ def interactions_from(
             failed=call.failed,
         )
         for call in event.tool_calls
-        if not is_thatch_tool(call.name)
+        if not is_thatch_tool(call.name) and not is_thatch_workflow(call)
     ]
 
 
@@ -217,6 +318,44 @@ class ExtractionNudge:
     through_seq: int
 
 
+#: Nudges ignored from which the nudge is insistent, and from which it is in
+#: capitals: the original's steps (polite while 0 or 1 were ignored).
+INSISTENT_LEVEL = 2
+SHOUTING_LEVEL = 3
+
+
+@attrs.frozen
+class Workflow:
+    """What a harness has for the extraction, as the nudge names it."""
+
+    #: Put before each thatch tool name, as the harness shows the tools.
+    tool_prefix: str = ""
+    #: The workflow the harness has (a skill, rule or agent), or None.
+    name: str | None = None
+    #: What the workflow is in the harness: ``skill``, ``rule``, ``agent``.
+    kind: str = ""
+    #: How to hand the work to a sub-agent, when the harness has them.
+    handoff: str = ""
+
+
+#: The workflow of each harness thatch sets up; others get the steps alone.
+WORKFLOWS: dict[str, Workflow] = {
+    "claude": Workflow(
+        name="thatch-fact-extractor",
+        kind="skill",
+        handoff=" (or a sub-agent with it, given this block)",
+    ),
+    "cursor": Workflow(name="thatch-fact-extractor", kind="rule"),
+    "opencode": Workflow(
+        tool_prefix="thatch_",
+        name="thatch-fact-extractor",
+        kind="agent",
+        handoff=" (give it this block)",
+    ),
+}
+_STEPS_ONLY = Workflow()
+
+
 def extraction_nudge(
     session_id: str,
     interactions: Sequence[Interaction],
@@ -225,10 +364,11 @@ def extraction_nudge(
     *,
     total: int | None = None,
     nonce: str | None = None,
+    harness: str | None = None,
 ) -> Nudge:
     """The extraction nudge for a session's queue (see :func:`build_extraction_nudge`)."""
     built = build_extraction_nudge(
-        session_id, interactions, level, budget, total=total, nonce=nonce
+        session_id, interactions, level, budget, total=total, nonce=nonce, harness=harness
     )
     return built.nudge
 
@@ -241,24 +381,28 @@ def build_extraction_nudge(
     *,
     total: int | None = None,
     nonce: str | None = None,
+    harness: str | None = None,
 ) -> ExtractionNudge:
     """Build the tier-1 nudge that asks the agent to save what the queue taught.
 
-    The text is a header, the instruction (read the interactions, save
-    with ``memory_remember``, then call ``extraction_done`` for this session)
-    and the oldest interactions, numbered and framed as data (see
-    :mod:`thatch.nudges.framing`), cut so the whole text, framing included,
-    fits ``budget``. ``short_text`` is the header, instruction and count
-    alone: it quotes no recorded text, so it needs no framing.
+    The text is a header, the instruction (use the harness's workflow where
+    it has one; read the interactions, save with ``memory_remember``, then
+    call ``extraction_done`` for this session) and the oldest interactions,
+    numbered and framed as data (see :mod:`thatch.nudges.framing`), cut so
+    the whole text, framing included, fits ``budget``. ``short_text`` is the
+    header, instruction and count alone: it quotes no recorded text, so it
+    needs no framing.
 
     :param session_id: the session whose queue this is.
     :param interactions: the queued interactions, oldest first (may be the
         first few of a longer queue).
-    :param level: nudges already ignored: 0 polite, 1 insistent, 2 and up in
-        capitals.
+    :param level: nudges already ignored: polite below
+        :data:`INSISTENT_LEVEL`, in capitals from :data:`SHOUTING_LEVEL`.
     :param budget: the most characters the text may have.
     :param total: the queue's length, when ``interactions`` is only its start.
     :param nonce: the framing's nonce; drawn fresh when not given.
+    :param harness: the session's harness, whose workflow and tool names the
+        text uses (:data:`WORKFLOWS`); None or an unknown one: the steps alone.
     :raises ValueError: ``interactions`` is empty or ``budget`` is below 1.
     """
     if not interactions:
@@ -266,12 +410,13 @@ def build_extraction_nudge(
     if budget < 1:
         raise ValueError(f"the extraction nudge budget is {budget}; give at least 1 character")
     count = max(total or 0, len(interactions))
-    short = _clip(_lead(session_id, level, count, listed=False), budget)
+    workflow = WORKFLOWS.get(harness or "", _STEPS_ONLY)
+    short = _clip(_lead(session_id, level, count, workflow, listed=False), budget)
     framing = Framing(_ORIGIN, nonce or new_nonce())
-    shown, items = _fit_items(session_id, interactions, level, count, budget, framing.cost)
+    lead = _lead(session_id, level, count, workflow, listed=True)
+    shown, items = _fit_items(lead, interactions, count, budget, framing.cost)
     if shown:
-        lead = "\n".join([_lead(session_id, level, count, listed=True), _count_line(count, shown)])
-        text = _clip(framing.around(lead, items), budget)
+        text = _clip(framing.around(_with_count(lead, count, shown), items), budget)
         through = interactions[shown - 1].seq
     else:
         text = short
@@ -290,57 +435,75 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
-def _lead(session_id: str, level: int, count: int, *, listed: bool) -> str:
-    """Header and instruction, louder with each ignored nudge.
-
-    Tool names and the session id stay as written even in capitals: the
-    agent must call them exactly. The session id comes from the harness's
-    payload, so it is quoted: no character of it can start a line.
-    """
+def _header(level: int, count: int) -> tuple[str, str, str]:
+    """The header, what opens the instruction and what closes it, by how often it was ignored."""
     interactions = _plural(count, "tool interaction")
-    if level <= 0:
+    if level < INSISTENT_LEVEL:
         header = f"[thatch] {interactions} from this session may hold knowledge worth keeping."
-        opening = ""
-        closing = "."
-    else:
-        be = "is" if count == 1 else "are"
-        ignored = f"this request has been ignored for {_plural(level, 'prompt')}"
-        if level == 1:
-            header = f"[thatch] Reminder: {interactions} {be} still unsaved; {ignored}."
-            opening = "Before you answer: "
-        else:
-            header = f"[thatch] Action required: {interactions} {be} still unsaved; {ignored}."
-            opening = "Stop and do this first: "
-        closing = ". This reminder repeats on every prompt until you do."
-    # The steps themselves, not a skill's name: every harness's agent reads this.
-    source = "Read the interactions below" if listed else "Review your recent tool calls"
-    if level > 0:
-        source = source[0].lower() + source[1:]
+        return header, "", "."
+    be = "is" if count == 1 else "are"
+    ignored = f"this request has been ignored for {_plural(level, 'prompt')}"
+    closing = ". This reminder repeats on every prompt until you do."
+    if level < SHOUTING_LEVEL:
+        header = f"[thatch] Reminder: {interactions} {be} still unsaved; {ignored}."
+        return header, "Before you answer: ", closing
+    header = f"[thatch] Action required: {interactions} {be} still unsaved; {ignored}."
+    return header, "Stop and do this first: ", closing
+
+
+def _lead(session_id: str, level: int, count: int, workflow: Workflow, *, listed: bool) -> str:
+    """Header and instruction, louder the more nudges were ignored.
+
+    Tool, workflow names and the session id stay as written even in
+    capitals: the agent must call them exactly. The session id comes from
+    the harness's payload, so it is quoted: no character of it can start a
+    line.
+    """
+    header, opening, closing = _header(level, count)
     # (text, verbatim): verbatim parts are names the agent must type exactly.
-    parts = [
-        (header + "\n" + opening, False),
-        (f"{source}, save each durable fact about the project or the user with ", False),
-        ("memory_remember", True),
+    parts = [(header + "\n" + opening, False)]
+    if workflow.name is not None:
+        verb = "follow" if workflow.kind == "rule" else "use"
+        parts += [
+            (f"{verb} the ", False),
+            (workflow.name, True),
+            (f" {workflow.kind}{workflow.handoff}: ", False),
+        ]
+    # The steps themselves too: an agent without the workflow can follow them.
+    source = "read the interactions below" if listed else "review your recent tool calls"
+    parts.append((f"{source}, save each durable project or user fact with ", False))
+    if not opening:
+        # Nothing opens the instruction: its first word starts the line.
+        first = parts[1][0]
+        parts[1] = (first[0].upper() + first[1:], False)
+    prefix = workflow.tool_prefix
+    parts += [
+        (prefix + "memory_remember", True),
         (
-            ", skip what is transient (one-off output, progress, what is already saved), "
-            "then call ",
+            " (skip one-off output, progress, what is saved), then call ",
             False,
         ),
-        ("extraction_done", True),
+        (prefix + "extraction_done", True),
         (" with ", False),
         (f"session_id={quoted(session_id)}", True),
         (closing, False),
     ]
-    shout = level >= 2
+    shout = level >= SHOUTING_LEVEL
     lead = "".join(text if verbatim or not shout else text.upper() for text, verbatim in parts)
     if listed:
         return lead
     return lead + "\n" + f"Queued: {_plural(count, 'interaction')} (too long to list here)."
 
 
+def _with_count(lead: str, count: int, shown: int) -> str:
+    """The lead, and when some interactions wait for later, a line saying so."""
+    line = _count_line(count, shown)
+    return f"{lead}\n{line}" if line else lead
+
+
 def _count_line(count: int, shown: int) -> str:
     if shown >= count:
-        return f"Queued: {_plural(count, 'interaction')}, all shown below."
+        return ""  # the header gives the count; every room left goes to the interactions
     return (
         f"Queued: {_plural(count, 'interaction')}; the oldest {shown} are shown below, "
         "the rest come in a later reminder."
@@ -348,22 +511,21 @@ def _count_line(count: int, shown: int) -> str:
 
 
 def _fit_items(
-    session_id: str,
+    lead: str,
     interactions: Sequence[Interaction],
-    level: int,
     count: int,
     budget: int,
     framing_cost: int,
 ) -> tuple[int, list[str]]:
     """As many interactions as fit with at least :data:`MIN_ITEM_CHARS` each, rendered.
 
-    ``framing_cost`` characters of ``budget`` go to the framing around them.
+    ``lead`` (the header and instruction) and ``framing_cost`` characters of
+    ``budget`` go to the text around them.
 
     :return: how many are shown, and their texts (each on its own lines).
     """
-    lead = _lead(session_id, level, count, listed=True)
     for shown in range(min(len(interactions), budget // MIN_ITEM_CHARS), 0, -1):
-        fixed = len(lead) + 1 + len(_count_line(count, shown)) + framing_cost
+        fixed = len(_with_count(lead, count, shown)) + framing_cost
         room = budget - fixed - shown  # one newline before each item
         if room // shown >= MIN_ITEM_CHARS:
             break

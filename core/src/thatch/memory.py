@@ -28,6 +28,8 @@ from thatch.storage import Storage
 MAX_CONTENT = 20_000
 #: How many near duplicates a write reports at most.
 SIMILAR_LIMIT = 3
+#: How much of a stored memory's first line a refused save quotes.
+QUOTED_LINE = 80
 
 
 @attrs.frozen
@@ -57,19 +59,26 @@ class MemoryWriter:
         self._embedder = embedder
         self._dedup_threshold = dedup_threshold
 
-    def remember(self, item: MemoryInput) -> RememberResult:
-        """Create or update one memory; warns (never blocks) about near duplicates."""
-        return self.remember_many([item])[0]
+    def remember(self, item: MemoryInput, *, overwrite: bool = False) -> RememberResult:
+        """Create one memory (or replace it when ``overwrite``); warns about near duplicates.
+
+        Saving the stored text again is ``unchanged``, never refused: a retried
+        save must not fail, and it clobbers nothing.
+        """
+        return self.remember_many([item], overwrite=overwrite)[0]
 
     def remember_many(
         self,
         items: Iterable[MemoryInput],
         *,
+        overwrite: bool = False,
         on_saved: Callable[[RememberResult], None] | None = None,
         batch_size: int = 64,
     ) -> list[RememberResult]:
         """Save items in batches, each batch one transaction.
 
+        Without ``overwrite``, a label that already holds other content is
+        refused with :class:`InvalidInputError` before its batch is written.
         ``on_saved`` is called for each memory once its batch is committed,
         so a caller that reports progress never reports an unsaved memory.
         """
@@ -78,18 +87,23 @@ class MemoryWriter:
         for item in items:
             batch.append(_prepare(item))
             if len(batch) >= batch_size:
-                results.extend(self._save(batch, on_saved))
+                results.extend(self._save(batch, overwrite, on_saved))
                 batch = []
         if batch:
-            results.extend(self._save(batch, on_saved))
+            results.extend(self._save(batch, overwrite, on_saved))
         return results
 
     def _save(
-        self, batch: Sequence[_Prepared], on_saved: Callable[[RememberResult], None] | None
+        self,
+        batch: Sequence[_Prepared],
+        overwrite: bool,
+        on_saved: Callable[[RememberResult], None] | None,
     ) -> list[RememberResult]:
         model = self._embedder.model_id
         # Unchanged memories need no embedding: importing a file twice is cheap.
         changed = [p for p in batch if not self._is_unchanged(p, model)]
+        if not overwrite:
+            self._refuse_taken_labels(changed)
         vectors = self._embedder.embed_passages([p.content for p in changed]) if changed else []
         vector_of = {id(p): vectors[i] for i, p in enumerate(changed)}
         similar = {id(p): self._similar(p, vector_of[id(p)]) for p in changed}
@@ -131,6 +145,16 @@ class MemoryWriter:
         assert memory is not None, "an unchanged memory exists by definition"
         return memory
 
+    def _refuse_taken_labels(self, changed: Sequence[_Prepared]) -> None:
+        for prepared in changed:
+            current = self._storage.get_memory(prepared.item.store, prepared.item.label)
+            # The same text under an older model is re-embedded, not replaced.
+            if current is not None and (current.content, current.branch) != (
+                prepared.content,
+                prepared.item.branch,
+            ):
+                raise InvalidInputError(_taken_message(current))
+
     def _is_unchanged(self, prepared: _Prepared, model: str) -> bool:
         current = self._storage.get_memory(prepared.item.store, prepared.item.label)
         return (
@@ -156,6 +180,19 @@ class MemoryWriter:
             for hit in close
             if hit.id in memories and memories[hit.id].label != label
         )[:SIMILAR_LIMIT]
+
+
+def _taken_message(current: Memory) -> str:
+    """Why a save was refused, with the stored text's first line so the caller can judge."""
+    lines = current.content.strip().splitlines() or [""]
+    first = lines[0]
+    if len(first) > QUOTED_LINE or len(lines) > 1:
+        first = first[:QUOTED_LINE].rstrip() + "..."
+    return (
+        f"memory {current.label!r} already exists in store {current.store}: {first!r}; "
+        "to replace it, save again with overwrite (--overwrite for 'thatch remember', "
+        "overwrite: true for memory_remember), or choose another label"
+    )
 
 
 def _prepare(item: MemoryInput) -> _Prepared:

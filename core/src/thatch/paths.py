@@ -1,12 +1,15 @@
 """Where thatch keeps its files.
 
 ``THATCH_HOME`` (or ``--home``) puts everything under one folder; otherwise
-platformdirs picks the user's config, data, state, cache and runtime folders.
+the user's config, data, state, cache and runtime folders are used, each
+moved by its XDG base directory variable (see :func:`thatch.rundir.user_dirs`,
+which the hook commands share).
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 import attrs
@@ -49,27 +52,25 @@ class Paths:
         )
 
     @classmethod
-    def for_user(cls) -> Paths:
-        import platformdirs
-
-        dirs = platformdirs.PlatformDirs(APP_NAME, appauthor=False)
-        # The hook commands find the daemon without platformdirs, so the
-        # runtime folder comes from the standard-library twin. Without
-        # XDG_RUNTIME_DIR it is inside the user's own state dir, never a
-        # shared /tmp folder.
-        located = rundir.locate(os.environ, home=None)
-        state = Path(dirs.user_state_dir)
-        runtime = Path(located.runtime_dir)
+    def for_user(cls, environ: Mapping[str, str] | None = None) -> Paths:
+        """The user's folders, placed by the XDG variables of ``environ`` (default: os.environ)."""
+        dirs = rundir.user_dirs(environ)
         return cls(
-            config_dir=Path(dirs.user_config_dir),
-            data_dir=Path(dirs.user_data_dir),
-            state_dir=state,
-            cache_dir=Path(dirs.user_cache_dir),
-            runtime_dir=runtime,
+            config_dir=Path(dirs.config_dir),
+            data_dir=Path(dirs.data_dir),
+            state_dir=Path(dirs.state_dir),
+            cache_dir=Path(dirs.cache_dir),
+            runtime_dir=Path(dirs.runtime_dir),
         )
 
     @classmethod
-    def resolve(cls, home: str | os.PathLike[str] | None = None) -> Paths:
-        """``home`` if given, else ``$THATCH_HOME`` if set, else the user's folders."""
-        chosen = home if home is not None else os.environ.get("THATCH_HOME") or None
-        return cls.under_home(Path(chosen)) if chosen else cls.for_user()
+    def resolve(
+        cls, home: str | os.PathLike[str] | None = None, environ: Mapping[str, str] | None = None
+    ) -> Paths:
+        """``home`` if given, else ``THATCH_HOME`` if set, else the user's folders.
+
+        ``environ`` (default: this process's) holds THATCH_HOME and the XDG variables.
+        """
+        env = os.environ if environ is None else environ
+        chosen = home if home is not None else env.get("THATCH_HOME") or None
+        return cls.under_home(Path(chosen)) if chosen else cls.for_user(env)

@@ -34,11 +34,14 @@ class Harness:
     command: Callable[[str, str], list[str]]
 
 
-#: In the order ``thatch prime`` tries them.
+#: In the order ``thatch prime`` tries them: the most installed first, so a user
+#: with several gets the one they most likely set up (Claude Code, then Cursor).
+#: ``cursor-agent -p`` would stop at a prompt to approve thatch's MCP server,
+#: which nobody can answer without a terminal: ``--approve-mcps`` approves it.
 HARNESSES = (
-    Harness("opencode", "opencode", lambda path, prompt: [path, "run", prompt]),
     Harness("claude", "claude", lambda path, prompt: [path, "-p", prompt]),
-    Harness("cursor", "cursor-agent", lambda path, prompt: [path, "-p", prompt]),
+    Harness("cursor", "cursor-agent", lambda path, prompt: [path, "-p", "--approve-mcps", prompt]),
+    Harness("opencode", "opencode", lambda path, prompt: [path, "run", prompt]),
 )
 
 
@@ -60,8 +63,8 @@ def choose(
             return harness.command(path, PRIMER_PROMPT)
     looked = ", ".join(h.binary for h in candidates)
     raise NoHarnessError(
-        f"none of {looked} is on PATH; install one (npm install -g opencode-ai, or "
-        "npm install -g @anthropic-ai/claude-code, or Cursor's cursor-agent) and run "
+        f"none of {looked} is on PATH; install one (npm install -g @anthropic-ai/claude-code, "
+        "or Cursor's cursor-agent, or npm install -g opencode-ai) and run "
         "'thatch setup' for it first"
     )
 

@@ -1,8 +1,13 @@
 """Where the daemon's socket, lock, spool and log live — on the standard library only.
 
 The hook commands run on every prompt and tool call, so they cannot afford
-platformdirs or attrs (see :mod:`thatch.paths`, whose folders these mirror;
-a unit test keeps the two in step).
+platformdirs or attrs. :func:`user_dirs` finds the user's folders for
+:mod:`thatch.paths` too, so the two never disagree; they are the ones
+platformdirs picks (a unit test checks): each XDG base directory variable
+moves its own folder — ``XDG_CONFIG_HOME`` the config file,
+``XDG_DATA_HOME`` the database, ``XDG_STATE_HOME`` the spool, log and
+session state, ``XDG_CACHE_HOME`` the models, ``XDG_RUNTIME_DIR`` the
+socket, lock and pid file — and macOS has its ``~/Library`` folders.
 
 One daemon serves one user and one database: the socket is ``daemon.sock``
 in the runtime folder, or ``daemon-<hash>.sock`` when ``THATCH_DB_PATH``
@@ -82,6 +87,42 @@ class RunDir:
         return os.path.join(self.state_dir, "sessions.db")
 
 
+class UserDirs:
+    """The user's folders for thatch when no THATCH_HOME is in use."""
+
+    __slots__ = ("cache_dir", "config_dir", "data_dir", "runtime_dir", "state_dir")
+
+    def __init__(
+        self, config_dir: str, data_dir: str, state_dir: str, cache_dir: str, runtime_dir: str
+    ) -> None:
+        self.config_dir = config_dir
+        self.data_dir = data_dir
+        self.state_dir = state_dir
+        self.cache_dir = cache_dir
+        self.runtime_dir = runtime_dir
+
+
+def user_dirs(environ: Mapping[str, str] | None = None) -> UserDirs:
+    """The user's folders, from the XDG base directory variables in ``environ`` (see above)."""
+    env = os.environ if environ is None else environ
+    if sys.platform == "darwin":
+        library = os.path.expanduser("~/Library")
+        support = os.path.join(library, "Application Support", APP_NAME)
+        caches = os.path.join(library, "Caches", APP_NAME)
+        return UserDirs(support, support, support, caches, os.path.join(support, "run"))
+    state = _xdg_dir(env, "XDG_STATE_HOME", "~/.local/state")
+    runtime_root = _absolute_or_none(env.get("XDG_RUNTIME_DIR"))
+    # Without XDG_RUNTIME_DIR, inside the user's own state folder, never a shared /tmp one.
+    runtime = os.path.join(runtime_root, APP_NAME) if runtime_root else os.path.join(state, "run")
+    return UserDirs(
+        _xdg_dir(env, "XDG_CONFIG_HOME", "~/.config"),
+        _xdg_dir(env, "XDG_DATA_HOME", "~/.local/share"),
+        state,
+        _xdg_dir(env, "XDG_CACHE_HOME", "~/.cache"),
+        runtime,
+    )
+
+
 def locate(environ: Mapping[str, str] | None = None, home: str | None = None) -> RunDir:
     """The daemon's files for ``home`` (else ``$THATCH_HOME``, else the user's folders)."""
     env = os.environ if environ is None else environ
@@ -96,14 +137,8 @@ def locate(environ: Mapping[str, str] | None = None, home: str | None = None) ->
             db_key,
             os.path.join(root, "config"),
         )
-    state = _user_state_dir(env)
-    runtime_root = _absolute_or_none(env.get("XDG_RUNTIME_DIR"))
-    runtime = (
-        os.path.join(runtime_root, APP_NAME)
-        if runtime_root and sys.platform != "darwin"
-        else os.path.join(state, "run")
-    )
-    return RunDir(runtime, state, db_key, _user_config_dir(env))
+    user = user_dirs(env)
+    return RunDir(user.runtime_dir, user.state_dir, db_key, user.config_dir)
 
 
 def bindable(path: str) -> bool:
@@ -129,15 +164,6 @@ def _absolute_or_none(value: str | None) -> str | None:
     return value if value and os.path.isabs(value) else None
 
 
-def _user_config_dir(env: Mapping[str, str]) -> str:
-    if sys.platform == "darwin":
-        return os.path.expanduser(f"~/Library/Application Support/{APP_NAME}")
-    base = _absolute_or_none(env.get("XDG_CONFIG_HOME")) or os.path.expanduser("~/.config")
-    return os.path.join(base, APP_NAME)
-
-
-def _user_state_dir(env: Mapping[str, str]) -> str:
-    if sys.platform == "darwin":
-        return os.path.expanduser(f"~/Library/Application Support/{APP_NAME}")
-    base = _absolute_or_none(env.get("XDG_STATE_HOME")) or os.path.expanduser("~/.local/state")
+def _xdg_dir(env: Mapping[str, str], variable: str, default: str) -> str:
+    base = _absolute_or_none(env.get(variable)) or os.path.expanduser(default)
     return os.path.join(base, APP_NAME)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
 from thatch.decisions.storage import DecisionStorage
 from thatch.models import Memory, NewMemory, Scope, ScoredId, StoreInfo, WriteResult
@@ -21,6 +21,10 @@ if TYPE_CHECKING:
 
     Vector = npt.NDArray[np.float32]
     Matrix = npt.NDArray[np.float32]
+
+#: A person's verdict on a near-duplicate pair: one fact twice, or two facts.
+Verdict = Literal["same", "different"]
+VERDICTS: tuple[Verdict, ...] = ("same", "different")
 
 
 class MemoryStorage(Protocol):
@@ -61,8 +65,8 @@ class MemoryStorage(Protocol):
     def set_embeddings(self, model: str, vectors: Sequence[tuple[int, Vector]]) -> None:
         """Replace the vectors (and model id) of existing memories."""
 
-    def mark_reviewed(self, first_id: int, second_id: int) -> None:
-        """Record that a duplicate pair was reviewed, in either order."""
+    def mark_reviewed(self, first_id: int, second_id: int, verdict: Verdict = "different") -> None:
+        """Record a duplicate pair's review, in either order; a new verdict replaces the old."""
 
     # -- reads -------------------------------------------------------------
     def get_memory(self, store: str, label: str) -> Memory | None:
@@ -79,14 +83,18 @@ class MemoryStorage(Protocol):
     def list_stores(self) -> list[StoreInfo]:
         """Every store that holds at least one memory, by name."""
 
-    def vector_search(self, query: Vector, model: str, scope: Scope, limit: int) -> list[ScoredId]:
-        """Unarchived memories in scope embedded by ``model``, best cosine first.
+    def vector_search(
+        self, query: Vector, model: str, scope: Scope, limit: int, *, include_archived: bool = False
+    ) -> list[ScoredId]:
+        """Unarchived (or, asked so, all) memories in scope of ``model``, best cosine first.
 
         ``ScoredId.score`` is the raw cosine: recall reports it and applies
         thresholds to it."""
 
-    def text_search(self, query: str, scope: Scope, limit: int) -> list[ScoredId]:
-        """Unarchived memories in scope whose label or content match the words, best first.
+    def text_search(
+        self, query: str, scope: Scope, limit: int, *, include_archived: bool = False
+    ) -> list[ScoredId]:
+        """Unarchived (or, asked so, all) memories in scope matching the words, best first.
 
         ``query`` is plain user text; the backend makes it safe for its
         full-text syntax. Scores are backend-specific; only the order counts.
@@ -100,6 +108,9 @@ class MemoryStorage(Protocol):
 
     def reviewed_pairs(self, store: str) -> set[tuple[int, int]]:
         """Reviewed duplicate pairs of a store, each as (smaller id, larger id)."""
+
+    def review_verdicts(self, store: str) -> dict[tuple[int, int], Verdict]:
+        """The verdict of each reviewed pair of a store, keyed as :meth:`reviewed_pairs`."""
 
     def models_in_use(self) -> dict[str, int]:
         """How many memories carry each model id."""

@@ -28,7 +28,8 @@ def thatch_nudges(event: Event, app: Runtime) -> list[Nudge] | None:
 
     The drain boundary noted is the last interaction the nudge lists:
     interactions that did not fit stay queued for a later nudge instead of
-    being drained unseen by ``extraction_done``.
+    being drained unseen by ``extraction_done``. The text names the
+    workflow and tool names of the event's harness.
     """
     sessions = app.sessions
     state = sessions.state(event.session_id)
@@ -42,7 +43,12 @@ def thatch_nudges(event: Event, app: Runtime) -> list[Nudge] | None:
     if not queued:
         return None
     built = build_extraction_nudge(
-        event.session_id, queued, state.nudge_level, budget, total=state.pending
+        event.session_id,
+        queued,
+        state.nudge_level,
+        budget,
+        total=state.pending,
+        harness=event.harness,
     )
     sessions.note_extraction_nudge(event.session_id, built.through_seq)
     return [built.nudge]

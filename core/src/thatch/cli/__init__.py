@@ -3,6 +3,13 @@
 ``main`` parses arguments and runs one command. Errors a user can meet
 (:class:`thatch.errors.ThatchError`) print one clear line on stderr and exit
 non-zero; they never show a traceback.
+
+A subcommand thatch does not have (``thatch echo``) is what a hook left by
+an older setup runs, and a harness takes exit 2 from a hook as "block this
+prompt". So when stdin is not a terminal (a harness pipes the hook's payload
+there) such a command ends with status 0, one note on stderr and one log
+line. At a terminal, and for a bad use of a real command, argparse's usage
+error and exit 2 stay.
 """
 
 from __future__ import annotations
@@ -18,8 +25,66 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (also used as the console script)."""
     from thatch.cli.parser import parse_arguments
 
-    args = parse_arguments(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    if not _attended() and _unknown_command(words) is not None:
+        return _ignore_stray_hook(words)
+    args = parse_arguments(words)
     return _run(lambda: int(args.run(args) or 0))
+
+
+def _attended() -> bool:
+    """Whether a person may be typing: stdin is a terminal."""
+    try:
+        return sys.stdin is not None and sys.stdin.isatty()
+    except ValueError:  # stdin closed
+        return False
+
+
+def _unknown_command(words: Sequence[str]) -> str | None:
+    """The first positional word of ``words`` when it names no thatch command, else None."""
+    import argparse
+
+    from thatch.cli.parser import build_parser
+    from thatch.hookcmd.args import subcommand
+
+    command = subcommand(words)
+    if command is None:
+        return None
+    parser = build_parser()
+    names = {
+        name
+        for action in parser._actions  # argparse keeps its subcommands nowhere public
+        if isinstance(action, argparse._SubParsersAction)
+        for name in action.choices
+    }
+    return None if command in names else command
+
+
+def _ignore_stray_hook(words: Sequence[str]) -> int:
+    """Answer a command thatch does not have, run with no one at a terminal: note it, exit 0."""
+    import os
+    import shlex
+
+    from thatch import logfile, rundir
+
+    command = shlex.join(["thatch", *words])
+    message = (
+        f"ignored `{command}`: this thatch has no such command (a hook left by an older "
+        "setup?); run thatch setup to replace it, or thatch doctor to see where it is"
+    )
+    print(f"thatch: {message}", file=sys.stderr)
+    home = _home_of(words)
+    logfile.append(rundir.locate(os.environ, home=home).log_path, "hook", message)
+    return 0
+
+
+def _home_of(words: Sequence[str]) -> str | None:
+    for index, word in enumerate(words):
+        if word == "--home" and index + 1 < len(words):
+            return words[index + 1]
+        if word.startswith("--home="):
+            return word.partition("=")[2]
+    return None
 
 
 def console_main() -> None:

@@ -5,14 +5,16 @@ from __future__ import annotations
 import argparse
 import shutil
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 
 from thatch.api import Thatch
 from thatch.cli import output
 from thatch.cli.inputs import batches, count_checked, open_import_file
 from thatch.cli.memory_commands import connect
-from thatch.models import ImportResult, RememberResult
+from thatch.duplicates import pair_key
+from thatch.models import DuplicatePair, ImportResult, RememberResult
+from thatch.serialize import to_json_data
 from thatch.transfer import ImportLine, parse_lines
 
 #: Lines written per batch: an import holds this many, whatever the file's size.
@@ -24,27 +26,39 @@ def duplicates(args: argparse.Namespace) -> int:
         if args.mark_reviewed:
             first, second = args.mark_reviewed
             store = None if args.store == "all" else args.store
-            th.mark_reviewed(first, second, store)
-            output.say(f"marked '{first}' and '{second}' as reviewed")
+            th.mark_reviewed(first, second, store, args.verdict)
+            output.say(f"marked '{first}' and '{second}' as reviewed: {args.verdict}")
             return 0
         pairs = th.duplicates(args.store)
+        verdicts = th.review_verdicts(args.store)
     if args.json:
-        output.print_json(pairs)
+        output.print_json(
+            [{**to_json_data(p), "verdict": verdicts.get(pair_key(p))} for p in pairs]
+        )
         return 0
     if not pairs:
         output.note("no unreviewed near-duplicates")
     for pair in pairs:
         print(
             f"[{pair.cosine:.3f}] {pair.first.store}: '{pair.first.label}' ~ '{pair.second.label}'"
+            + _confirmed(verdicts, pair)
         )
     if pairs:
-        output.note("after reviewing a pair: thatch duplicates --mark-reviewed LABEL OTHER")
+        output.note(
+            "after reviewing a pair: thatch duplicates --mark-reviewed LABEL OTHER "
+            "[--verdict same|different]"
+        )
     return 0
+
+
+def _confirmed(verdicts: Mapping[tuple[int, int], str], pair: DuplicatePair) -> str:
+    return "  (confirmed the same: merge them)" if verdicts.get(pair_key(pair)) == "same" else ""
 
 
 def hygiene(args: argparse.Namespace) -> int:
     with connect(args) as th:
         report = th.hygiene(args.store, stale_days=args.days)
+        verdicts = th.review_verdicts(args.store)
     if args.json:
         output.print_json(report)
         return 0
@@ -59,11 +73,11 @@ def hygiene(args: argparse.Namespace) -> int:
                 f"  {memory.store} / {memory.label}"
                 + (f" [{memory.branch}]" if memory.branch else "")
             )
-    print(f"unreviewed duplicate pairs: {len(report.duplicates)}")
+    print(f"duplicate pairs to review or merge: {len(report.duplicates)}")
     for pair in report.duplicates:
         print(
             f"  {pair.first.store}: '{pair.first.label}' ~ '{pair.second.label}'"
-            f" ({pair.cosine:.2f})"
+            f" ({pair.cosine:.2f})" + _confirmed(verdicts, pair)
         )
     return 0
 

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 from collections.abc import Callable
 from typing import Any
 
-from thatch.api import Thatch
+from thatch.api import ALL, Thatch
 from thatch.api import open as open_thatch
 from thatch.cli import output
 from thatch.cli.inputs import answer_stdin_queries, read_stdin
-from thatch.models import Memory
+from thatch.errors import InvalidInputError
+from thatch.models import GLOBAL_STORE, Memory
 from thatch.serialize import to_json_data
 from thatch.views import memory_hit_data
 
@@ -26,7 +28,9 @@ def connect(args: argparse.Namespace) -> Thatch:
 def remember(args: argparse.Namespace) -> int:
     content = read_stdin() if args.content == "-" else args.content
     with connect(args) as th:
-        result = th.remember(args.label, content, store=args.store, branch=args.branch)
+        result = th.remember(
+            args.label, content, store=args.store, branch=args.branch, overwrite=args.overwrite
+        )
     if args.json:
         output.print_json(result)
     else:
@@ -38,12 +42,14 @@ def search(args: argparse.Namespace) -> int:
     with connect(args) as th:
         if args.query == "-":
             return _search_stdin(th, args)
+        _refuse_query_word_as_store(th, args.query, args.store)
         hits = th.recall(
             args.query,
             stores=args.store,
             limit=args.limit,
             mode=args.mode,
             min_cosine=args.min_cosine,
+            include_archived=args.archived,
         )
         threshold = th.thresholds().recall
     if args.json:
@@ -53,12 +59,28 @@ def search(args: argparse.Namespace) -> int:
     return 0
 
 
+def _refuse_query_word_as_store(th: Thatch, query: str, store: str | None) -> None:
+    """A one-part word is never a store: it is most likely the rest of an unquoted query."""
+    if store is None or "/" in store or store in (GLOBAL_STORE, ALL):
+        return
+    raise InvalidInputError(
+        f"{store!r} is not a store name (stores are 'global' or 'owner/name'); to search for "
+        f"several words, quote them: thatch search {shlex.quote(f'{query} {store}')}; "
+        f"{th.stores_listed()}"
+    )
+
+
 def _search_stdin(th: Thatch, args: argparse.Namespace) -> int:
     threshold = th.thresholds().recall
 
     def answer(query: str, store: str | None, limit: int) -> list[dict[str, Any]]:
         hits = th.recall(
-            query, stores=store, limit=limit, mode=args.mode, min_cosine=args.min_cosine
+            query,
+            stores=store,
+            limit=limit,
+            mode=args.mode,
+            min_cosine=args.min_cosine,
+            include_archived=args.archived,
         )
         return [memory_hit_data(hit, threshold) for hit in hits]
 

@@ -81,13 +81,16 @@ def build_parser() -> argparse.ArgumentParser:
         sub.set_defaults(run=handler)
         return sub
 
-    sub = add(
-        "remember", memory.remember, "save a memory (or update the one with this label)", reads=True
-    )
+    sub = add("remember", memory.remember, "save a memory under a new label", reads=True)
     sub.add_argument("label")
     sub.add_argument("content", help="the fact to remember; '-' reads it from stdin")
     sub.add_argument("--store", help="store to save in (default: this repository's, else global)")
     sub.add_argument("--branch", help="recall this memory only on this git branch")
+    sub.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace the memory already saved under this label (refused otherwise)",
+    )
 
     sub = add("search", memory.search, "recall memories by meaning and by words", reads=True)
     sub.add_argument("query", help="what to look for; '-' reads one query a line from stdin")
@@ -102,6 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
         default="hybrid",
         help="rank by meaning and words (default), meaning only, or words only",
     )
+    sub.add_argument("--archived", action="store_true", help="also search archived memories")
 
     sub = add("list", memory.list_memories, "list memories", reads=True)
     sub.add_argument("store", nargs="?", help=STORE_HELP)
@@ -132,7 +136,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--mark-reviewed",
         nargs=2,
         metavar=("LABEL", "OTHER"),
-        help="record that this pair was reviewed so it is not reported again",
+        help="record your verdict on this pair (see --verdict)",
+    )
+    sub.add_argument(
+        "--verdict",
+        choices=("different", "same"),
+        default="different",
+        help="with --mark-reviewed: 'different' (default) stops reporting the pair; "
+        "'same' keeps it listed as a confirmed duplicate to merge",
     )
 
     sub = add("hygiene", maintenance.hygiene, "stale, orphaned and duplicate memories", reads=True)

@@ -79,7 +79,12 @@ def _context(
     env = {"THATCH_HOME": str(config.paths.home)} if config.paths.home else {}
     command = (chosen or launcher.choose()).command
     return SetupContext(
-        scope=scope, project=project, user_home=Path.home(), command=command, env=env
+        scope=scope,
+        project=project,
+        user_home=Path.home(),
+        command=command,
+        env=env,
+        environ=dict(os.environ),
     )
 
 
@@ -95,10 +100,14 @@ def _choose(targets: dict[str, SetupTarget], args: argparse.Namespace, config: C
 def _detected(
     targets: dict[str, SetupTarget], args: argparse.Namespace, config: Config
 ) -> list[str]:
+    """The harnesses in use here: found by their plugin, or the one running this command."""
+    from thatch.setup.notice import harness_of
+
+    running = harness_of(os.environ)
     return [
         name
         for name, target in targets.items()
-        if target.detect(_context(args, config, name)).found
+        if name == running or target.detect(_context(args, config, name)).found
     ]
 
 
@@ -193,7 +202,9 @@ def _plan(
 ) -> list[engine.FileEdit]:
     key = engine.scope_key(context)
     if uninstall:
-        return engine.plan_uninstall(state_dir, target.name, key)
+        # What an older setup left goes too, though the manifest never recorded it.
+        retired = engine.retired_of(target.changes(context))
+        return engine.plan_uninstall(state_dir, target.name, key, retired)
     installed = engine.installed(state_dir, target.name, key)
     return engine.plan(target.changes(context), installed, inside=context.project)
 
@@ -221,16 +232,17 @@ def _one(
     result: dict[str, Any] = {"harness": target.name, "scope": key, "action": verb}
     if args.dry_run or not changed:
         result["changes"] = [str(edit.path) for edit in changed]
+        # Why a change is made when the diff alone does not say (a migration, a repair).
+        result["notes"] = [note for edit in edits for note in edit.notes]
         if not args.json:
             if changed:
                 print(engine.diff(edits), end="")
             else:
                 print(f"{target.title} ({key}): nothing to change")
+            for line in result["notes"]:
+                print(f"note: {line}")
         return result
-    if args.uninstall:
-        report = engine.uninstall(state_dir, target.name, key)
-    else:
-        report = engine.apply(edits, state_dir=state_dir, target=target.name, scope_key=key)
+    report = engine.apply(edits, state_dir=state_dir, target=target.name, scope_key=key)
     result.update(
         written=[str(p) for p in report.written],
         deleted=[str(p) for p in report.deleted],

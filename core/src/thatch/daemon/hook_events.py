@@ -32,6 +32,11 @@ from thatch.runtime import Runtime, project_folder
 
 log = logging.getLogger("thatch")
 
+#: The harness whose format the named commands print by default (plain text,
+#: or ``--json``'s hookSpecificOutput); any other harness's payload is
+#: answered through that harness's plugin.
+NAMED_COMMANDS_HARNESS = "claude"
+
 #: Background results Claude Code hands back as prompts; they get no nudges.
 SYNTHETIC_PROMPT_PREFIX = "<task-notification>"
 
@@ -59,9 +64,12 @@ def handle_hook(app: Runtime, request: Mapping[str, Any], *, replay: bool = Fals
     app.plugins.ingest(event, app)
     if replay:
         return ""
-    if event.kind == "session_start" and command == "reminder":
+    # A named command given another harness's payload answers in that
+    # harness's format, through its plugin, like `thatch hook` does.
+    claude_format = command != "hook" and event.harness == NAMED_COMMANDS_HARNESS
+    if event.kind == "session_start" and claude_format:
         return _format(_session_reminder(app, event), event, request)
-    if event.kind == "session_start" and command == "hook":
+    if event.kind == "session_start":
         # The harness plugin decides how its harness reads the reminder.
         reminder = Nudge(source="reminder", text=_session_reminder(app, event))
         return _deliver(app, event, [reminder, *_take_held(app, event)])
@@ -71,15 +79,10 @@ def handle_hook(app: Runtime, request: Mapping[str, Any], *, replay: bool = Fals
     if _silenced(app, event):
         return ""
     if command == "flush-predictions":
-        from thatch.builtin.decisions import decision_nudge
-
-        th = app.project(event.cwd)
-        nudge = decision_nudge(th, event.prompt or "", event.session_id, app.settings.budget)
-        if nudge is None:
-            return ""
-        app.defer(lambda: _delivered(app, event, [nudge]))
-        return _format(nudge.text, event, request)
-    return _format(_prompt_output(app, event), event, request)
+        return _prediction_output(app, event, request, claude_format=claude_format)
+    if claude_format:
+        return _format(_prompt_output(app, event), event, request)
+    return _prompt_output(app, event)
 
 
 def _parse(app: Runtime, request: Mapping[str, Any]) -> Event | None:
@@ -119,7 +122,11 @@ def _compacting(app: Runtime, event: Event) -> bool:
 
 
 def _prompt_output(app: Runtime, event: Event) -> str:
-    chosen = compose(app.plugins.nudges(event, app), app.settings.budget)
+    return _offer(app, event, compose(app.plugins.nudges(event, app), app.settings.budget))
+
+
+def _offer(app: Runtime, event: Event, chosen: list[Nudge]) -> str:
+    """A prompt's nudges delivered, or held when the harness's prompt hook cannot carry them."""
     kinds = app.plugins.context_kinds(event.harness)
     if kinds is not None and event.kind not in kinds:
         # Held even when empty: this prompt's (lack of) nudges replaces an
@@ -129,6 +136,22 @@ def _prompt_output(app: Runtime, event: Event) -> str:
     if not chosen:
         return ""
     return _deliver(app, event, chosen)
+
+
+def _prediction_output(
+    app: Runtime, event: Event, request: Mapping[str, Any], *, claude_format: bool
+) -> str:
+    """``flush-predictions``: the decision-model nudge alone, in the harness's format."""
+    from thatch.builtin.decisions import decision_nudge
+
+    th = app.project(event.cwd)
+    nudge = decision_nudge(th, event.prompt or "", event.session_id, app.settings.budget)
+    if nudge is None:
+        return ""
+    if not claude_format:
+        return _offer(app, event, [nudge])
+    app.defer(lambda: _delivered(app, event, [nudge]))
+    return _format(nudge.text, event, request)
 
 
 def _take_held(app: Runtime, event: Event) -> list[Nudge]:

@@ -142,6 +142,30 @@ class Decisions:
             provenance=tuple(storage.provenance(prediction_id)),
         )
 
+    def details(self, stores: StoreChoice = None) -> list[PredictionDetail]:
+        """:meth:`list` with each prediction's matchers and provenance, as :meth:`show` has."""
+        return [self.show(prediction.id) for prediction in self.list(stores)]
+
+    def find(self, statement: str) -> Prediction:
+        """The one prediction, in any store, whose statement is ``statement`` (spacing aside)."""
+        wanted = " ".join(statement.split()).casefold()
+        found = [
+            p
+            for p in self._th.storage.list_predictions()
+            if " ".join(p.statement.split()).casefold() == wanted
+        ]
+        if not found:
+            raise NotFoundError(
+                f"no prediction states {statement!r}; see the statements with "
+                "'thatch predictions list'"
+            )
+        if len(found) > 1:
+            listed = "; ".join(f"id {p.id} in {p.store}" for p in found)
+            raise InvalidInputError(
+                f"{len(found)} predictions state {statement!r} ({listed}); delete one by its id"
+            )
+        return found[0]
+
     def delete(self, prediction_id: int) -> Prediction:
         """Delete a prediction with its edges and provenance; returns what was deleted."""
         detail = self.show(prediction_id)

@@ -11,7 +11,7 @@ go well; failure paths may import a little more.
 A hook command reads the harness's JSON payload from stdin, spools it to a
 file, hands it to the daemon in one round trip, prints the daemon's answer
 and removes the file. Whatever goes wrong — bad stdin, no daemon, a hung
-daemon — it prints nothing, exits 0 within a hard cap (default 300 ms;
+daemon — it exits 0 within a hard cap (default 300 ms;
 ``THATCH_HOOK_TIMEOUT_MS`` or ``[hooks] timeout_ms``; a payload of several
 MB may take a little longer to spool) and leaves the file for the daemon to
 take when it is back.
@@ -19,6 +19,9 @@ A session start or a prompt, whose answer the agent reads, may instead wait
 for a daemon that is starting or loading its model, up to its cold-start
 allowance (default 6 s; ``THATCH_HOOK_COLD_START_MS`` or ``[hooks]
 cold_start_ms``; see :mod:`thatch.hookcmd.command`).
+A hook the daemon did not answer prints nothing, but for a session start
+or a prompt, which get the part of thatch's reminder that needs no daemon
+(:mod:`thatch.hookcmd.fallback`).
 ``THATCH_NO_AUTOSTART=1`` stops a hook command from starting the daemon.
 """
 

@@ -19,28 +19,51 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from thatch.hookcmd.args import HookArgs
 
-#: Named commands that stand for a session start or a prompt.
-ANSWERED_COMMANDS = frozenset({"reminder", "flush-tools", "flush-predictions"})
+#: Named commands that stand for a session start, and for a prompt.
+SESSION_START_COMMANDS = frozenset({"reminder"})
+PROMPT_COMMANDS = frozenset({"flush-tools", "flush-predictions"})
+ANSWERED_COMMANDS = SESSION_START_COMMANDS | PROMPT_COMMANDS
 
-#: ``thatch hook HARNESS EVENT`` events that stand for a session start or a
-#: prompt, lower-cased (Cursor's plugin reads its event names in any case).
-ANSWERED_EVENTS = frozenset(
+#: ``thatch hook HARNESS EVENT`` events that stand for a session start, and
+#: for a prompt, lower-cased (Cursor's plugin reads its event names in any case).
+SESSION_START_EVENTS = frozenset(
     {
-        # Claude Code
+        # Claude Code (and Cursor's sessionStart, lower-cased)
         "sessionstart",
-        "userpromptsubmit",
-        # Cursor (sessionStart is Claude Code's name, lower-cased)
-        "beforesubmitprompt",
         # opencode
         "session.created",
         "session.compacted",
+    }
+)
+PROMPT_EVENTS = frozenset(
+    {
+        # Claude Code
+        "userpromptsubmit",
+        # Cursor
+        "beforesubmitprompt",
+        # opencode
         "chat.message",
     }
 )
+ANSWERED_EVENTS = SESSION_START_EVENTS | PROMPT_EVENTS
+
+#: :func:`kind`'s answers.
+SESSION_START = "session_start"
+PROMPT = "prompt"
 
 
 def answer_read(args: HookArgs) -> bool:
     """Whether the agent reads what this hook command prints."""
+    return kind(args) is not None
+
+
+def kind(args: HookArgs) -> str | None:
+    """:data:`SESSION_START`, :data:`PROMPT`, or None for an event whose answer nobody reads."""
     if args.command == "hook":
-        return (args.event or "").lower() in ANSWERED_EVENTS
-    return args.command in ANSWERED_COMMANDS
+        event = (args.event or "").lower()
+        if event in SESSION_START_EVENTS:
+            return SESSION_START
+        return PROMPT if event in PROMPT_EVENTS else None
+    if args.command in SESSION_START_COMMANDS:
+        return SESSION_START
+    return PROMPT if args.command in PROMPT_COMMANDS else None

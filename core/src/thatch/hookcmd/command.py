@@ -72,9 +72,20 @@ def run_hook(
         hook.run(started, stdin_fd, stdout_fd)
     except BaseException as exc:
         # Deadline, KeyboardInterrupt, a bug: the event is kept all the same.
-        hook.abort(exc)
+        try:  # noqa: SIM105 (contextlib is not imported on the hot path)
+            hook.abort(exc)
+        except BaseException:  # the cap passed while aborting: finish() still logs
+            pass
     finally:
-        hook.finish()
+        hook.stand_in(stdout_fd)
+        # The cap may pass between run() and the timer being stopped. Deadline
+        # is raised once only, so a second try finds the timer quiet.
+        for _attempt in (1, 2):
+            try:
+                hook.finish()
+                break
+            except Deadline:
+                continue
     return 0
 
 
@@ -102,6 +113,8 @@ class _HookRun:
         self.extended = False
         self.warming_seen = False
         self.answer_read = answers.answer_read(args)
+        #: The daemon answered (it may have had nothing to say).
+        self.answered = False
         self.started = 0.0
         self.deadline = 0.0
         self.reserve = 0.0
@@ -258,6 +271,7 @@ class _HookRun:
             error = str(answer.get("error", "no error given"))[:_MAX_ERROR_CHARS]
             self.fail(f"the daemon answered with an error ({error})", start=restart)
             return
+        self.answered = True
         if self.held is not None:
             # The daemon has the event: the spooled copy would only be skipped later.
             self.held.release(taken=True)
@@ -300,6 +314,24 @@ class _HookRun:
         except BaseException:  # interrupted again while spooling: nothing more to do
             pass
 
+    def stand_in(self, stdout_fd: int) -> None:
+        """No daemon answered a session start or a prompt: print what needs none.
+
+        See :mod:`thatch.hookcmd.fallback`; a bad payload (no event) still gets nothing.
+        """
+        if self.answered or self.message is None or not self.answer_read:
+            return
+        try:
+            from thatch.hookcmd import fallback
+
+            output = fallback.output(self.args, self.message["payload"], self.environ)
+            if output:
+                self.backstop.writing = True
+                _write_all(stdout_fd, output + "\n")
+                self.notes.append("printed the reminder that needs no daemon")
+        except BaseException:  # the hook must still exit 0, its event kept
+            pass
+
     def _last_words(self) -> None:
         """The backstop ends the process now: write the log line first."""
         what = "cold-start allowance" if self.extended else "hook cap"
@@ -317,9 +349,11 @@ class _HookRun:
         """Stop the timer, let go of a held spool file and write the one log line."""
         if self.closed:
             return
+        # First and outside the try: a Deadline before the timer is off reaches
+        # run_hook, which calls this again; none can come after.
+        self.backstop.cancel()
         self.closed = True
         try:
-            self.backstop.cancel()
             if self.held is not None:
                 # Not answered: the daemon replays the file once it is unlocked.
                 self.held.release(taken=False)

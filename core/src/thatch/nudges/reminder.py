@@ -7,15 +7,18 @@ from typing import TYPE_CHECKING, Final, Literal
 
 from thatch.models import GLOBAL_STORE, HygieneReport
 from thatch.nudges.model import Nudge
+from thatch.reminder_text import (
+    EXTRACTION_LINE,
+    RECALL_LINE,
+    SAVE_LINE,
+    SAVE_REMINDER,
+    SESSION_TITLE,
+)
 
 if TYPE_CHECKING:
     from thatch.api import Thatch
 
 SOURCE = "reminder"
-SAVE_REMINDER = (
-    "[thatch] Learned something that will matter in later sessions (a decision, a convention, "
-    "a fix, a preference)? Save it with memory_remember."
-)
 
 
 def save_reminder() -> Nudge:
@@ -45,14 +48,11 @@ def session_reminder(
     report = th.hygiene(now=now) if hygiene == COMPUTE else hygiene
     return "\n".join(
         [
-            "[thatch] Memory for this session",
+            SESSION_TITLE,
             _store_line(th.repo_store),
-            "- Recall: before work that past decisions may shape, call memory_recall "
-            "with a question; relevant memories are also added to prompts.",
-            "- Save with memory_remember: durable facts (decisions, conventions, "
-            "fixes, user preferences), one per label; not passing task state.",
-            "- When a prompt carries thatch's extraction block, save the facts worth "
-            "keeping from the tool output it lists, then call extraction_done.",
+            RECALL_LINE,
+            SAVE_LINE,
+            EXTRACTION_LINE,
             *(_hygiene_lines(report) if isinstance(report, HygieneReport) else []),
         ]
     )

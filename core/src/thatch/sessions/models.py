@@ -56,3 +56,5 @@ class SessionState:
     last_seen: float
     #: Interactions queued and not yet drained.
     pending: int
+    #: The session that started this one as a sub-agent, when the harness said.
+    parent_id: str | None = None

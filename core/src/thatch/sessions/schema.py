@@ -96,9 +96,13 @@ _V2: Step = (
     """,
 )
 
+# v3: the session a sub-agent's session was started by, when the harness
+# says (NULL otherwise), so its extraction_done can answer the parent's nudge.
+_V3: Step = ("ALTER TABLE sessions ADD COLUMN parent_id TEXT",)
+
 #: ``MIGRATIONS[n]`` takes the file from version ``n`` to ``n + 1``. Append
 #: steps; never edit one that was released.
-MIGRATIONS: tuple[Step, ...] = (_V1, _V2)
+MIGRATIONS: tuple[Step, ...] = (_V1, _V2, _V3)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -46,7 +46,7 @@ COMPACT_TIMEOUT_SECONDS = 600.0
 _SESSION_COLUMNS = (
     "s.session_id, s.harness, s.cwd, s.prompts, s.nudge_level, s.last_nudged_seq, "
     "s.compacting_since, s.last_seen, "
-    "(SELECT COUNT(*) FROM interactions i WHERE i.session_id = s.session_id)"
+    "(SELECT COUNT(*) FROM interactions i WHERE i.session_id = s.session_id), s.parent_id"
 )
 
 
@@ -113,17 +113,19 @@ class SessionStore:
             if inserted.rowcount == 0:
                 return False
             # A spool replayed late carries an old received_at: last_seen
-            # never moves back. An empty harness or cwd keeps the known one.
+            # never moves back. An empty harness, cwd or parent keeps the known one.
             conn.execute(
                 """
-                INSERT INTO sessions (session_id, harness, cwd, last_seen) VALUES (?, ?, ?, ?)
+                INSERT INTO sessions (session_id, harness, cwd, parent_id, last_seen)
+                VALUES (?, ?, ?, ?, ?)
                 ON CONFLICT (session_id) DO UPDATE SET
                     harness = CASE WHEN excluded.harness = '' THEN harness
                                    ELSE excluded.harness END,
                     cwd = COALESCE(excluded.cwd, cwd),
+                    parent_id = COALESCE(excluded.parent_id, parent_id),
                     last_seen = MAX(last_seen, excluded.last_seen)
                 """,
-                (event.session_id, event.harness, event.cwd, now),
+                (event.session_id, event.harness, event.cwd, event.parent_session_id, now),
             )
             if event.kind == "prompt":
                 conn.execute(
@@ -194,26 +196,50 @@ class SessionStore:
         after it stay for the next nudge. A session never nudged drains its
         whole queue: the agent saved on its own.
 
+        A sub-agent's call answers its parent's nudge. Where the harness
+        reports a sub-agent's calls under its parent's session (Claude Code),
+        the sub-agent passes the session id the nudge gave, which is the
+        parent's. Where a sub-agent has a session of its own whose parent
+        the harness names (opencode), a call for that session — when it was
+        never nudged itself, so the nudge it answers was its parent's — also
+        drains the parent up to the parent's boundary and resets its level; a
+        sub-agent answering a nudge of its own leaves the parent alone.
+
         :return: how many interactions were drained (0 for an unknown session).
         """
         with self._transaction() as conn:
             row = conn.execute(
-                "SELECT last_nudged_seq FROM sessions WHERE session_id = ?", (session_id,)
+                "SELECT last_nudged_seq, parent_id FROM sessions WHERE session_id = ?",
+                (session_id,),
             ).fetchone()
             if row is None:
                 return 0
-            boundary = int(row[0])
-            if boundary:
-                drained = conn.execute(
-                    "DELETE FROM interactions WHERE session_id = ? AND seq <= ?",
-                    (session_id, boundary),
-                )
-            else:
-                drained = conn.execute(
-                    "DELETE FROM interactions WHERE session_id = ?", (session_id,)
-                )
-            conn.execute("UPDATE sessions SET nudge_level = 0 WHERE session_id = ?", (session_id,))
+            boundary, parent = int(row[0]), row[1]
+            drained = self._drain(conn, session_id, boundary)
+            if parent is not None and not boundary:
+                drained += self._drain_nudged(conn, parent)
+        return drained
+
+    def _drain(self, conn: sqlite3.Connection, session_id: str, boundary: int) -> int:
+        """Drain the session's queue up to ``boundary`` (0: all of it) and reset its level."""
+        if boundary:
+            drained = conn.execute(
+                "DELETE FROM interactions WHERE session_id = ? AND seq <= ?",
+                (session_id, boundary),
+            )
+        else:
+            drained = conn.execute("DELETE FROM interactions WHERE session_id = ?", (session_id,))
+        conn.execute("UPDATE sessions SET nudge_level = 0 WHERE session_id = ?", (session_id,))
         return drained.rowcount
+
+    def _drain_nudged(self, conn: sqlite3.Connection, session_id: str) -> int:
+        """Drain what the session's nudges showed; nothing when it was never nudged."""
+        row = conn.execute(
+            "SELECT last_nudged_seq FROM sessions WHERE session_id = ?", (session_id,)
+        ).fetchone()
+        if row is None or not row[0]:
+            return 0
+        return self._drain(conn, session_id, int(row[0]))
 
     def mark_shown(self, session_id: str, memory_ids: Iterable[int]) -> None:
         """Remember that the session was shown these memories at its current prompt."""
@@ -391,6 +417,7 @@ class SessionStore:
             compacting=compacting,
             last_seen=float(row[7]),
             pending=int(row[8]),
+            parent_id=None if row[9] is None else str(row[9]),
         )
 
     def close(self) -> None:

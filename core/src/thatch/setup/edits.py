@@ -94,6 +94,19 @@ def replace_raw(text: str, keys: KeyPath, raw: str, source: str) -> str:
     return _splice(text, [(node.start, node.end, raw)])
 
 
+def replace_item(text: str, keys: KeyPath, index: int, value: Any, source: str) -> str:
+    """Item number ``index`` of the list at ``keys`` becomes ``value``, laid out like the file."""
+    root = parse(text, source)
+    node = find(root, keys)
+    if node is None or node.kind != "array" or not 0 <= index < len(node.elements):
+        return text
+    element = node.elements[index].value
+    layout = Layout.of(text, root)
+    inline = "\n" not in text[element.start : element.end]
+    rendered = layout.render(value, _line_indent(text, element.start), inline)
+    return _splice(text, [(element.start, element.end, rendered)])
+
+
 def remove_member(text: str, keys: KeyPath, source: str) -> str:
     """Remove the member at ``keys`` (the undo of inserting it); missing: no change."""
     parent = find(parse(text, source), keys[:-1])

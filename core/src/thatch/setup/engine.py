@@ -31,8 +31,19 @@ from thatch.private import make_shared_dirs
 from thatch.setup import files, manifest
 from thatch.setup.diff import diff
 from thatch.setup.manifest import FileRecord, Installation
-from thatch.setup.model import SetupContext
+from thatch.setup.model import (
+    Change,
+    Retired,
+    RetiredBlock,
+    RetiredEntry,
+    RetiredFile,
+    RetiredItem,
+    SetupContext,
+)
 from thatch.setup.planner import FileEdit, plan
+
+#: The kinds of change that take out what an older setup left.
+RETIRED_KINDS = (RetiredItem, RetiredEntry, RetiredBlock, RetiredFile)
 
 __all__ = [
     "ApplyReport",
@@ -43,6 +54,7 @@ __all__ = [
     "installed",
     "plan",
     "plan_uninstall",
+    "retired_of",
     "scope_key",
     "status",
     "uninstall",
@@ -115,17 +127,29 @@ def describe(install: Installation) -> list[str]:
     return lines
 
 
-def plan_uninstall(state_dir: Path, target: str, scope: str) -> list[FileEdit]:
-    """The edits that take back what ``target`` installed in ``scope`` (no writes)."""
+def plan_uninstall(
+    state_dir: Path, target: str, scope: str, retired: Sequence[Retired] = ()
+) -> list[FileEdit]:
+    """The edits that take back what ``target`` installed in ``scope`` (no writes).
+
+    ``retired`` is what an older setup left (see :func:`retired_of`): it goes too.
+    """
     kind, _, folder = scope.partition(":")
     inside = Path(folder) if kind == "project" else None
-    return plan((), installed(state_dir, target, scope), inside=inside)
+    return plan(retired, installed(state_dir, target, scope), inside=inside)
 
 
-def uninstall(state_dir: Path, target: str, scope: str) -> ApplyReport:
-    """Remove exactly what the manifest says ``target`` added in ``scope``."""
+def retired_of(changes: Sequence[Change]) -> list[Retired]:
+    """The changes among ``changes`` that take out what an older setup left."""
+    return [change for change in changes if isinstance(change, RETIRED_KINDS)]
+
+
+def uninstall(
+    state_dir: Path, target: str, scope: str, retired: Sequence[Retired] = ()
+) -> ApplyReport:
+    """Remove exactly what the manifest says ``target`` added in ``scope``, and ``retired``."""
     return apply(
-        plan_uninstall(state_dir, target, scope),
+        plan_uninstall(state_dir, target, scope, retired),
         state_dir=state_dir,
         target=target,
         scope_key=scope,

@@ -30,6 +30,9 @@ class SetupContext:
     command: tuple[str, ...]
     #: Environment the MCP server and hooks need (``THATCH_HOME`` when one is in use).
     env: Mapping[str, str] = attrs.field(factory=dict)
+    #: The environment setup runs in, for settings a harness takes from it
+    #: (``CLAUDE_CONFIG_DIR``); empty in tests that do not set one.
+    environ: Mapping[str, str] = attrs.field(factory=dict)
 
     def run(self, *args: str) -> str:
         """A shell command line running thatch with ``args`` (quoted where needed)."""
@@ -111,7 +114,64 @@ class OwnedFile:
     executable: bool = False
 
 
-Change = JsonEntry | JsonListItem | TextBlock | OwnedFile
+#: Why a retired change is made, as ``--dry-run`` and the report show it.
+MIGRATED = "migrated from an older thatch setup"
+
+
+@attrs.frozen
+class RetiredItem:
+    """An item an older thatch setup put in the list under ``keys``: taken out for good.
+
+    When the item also holds things that are not thatch's (other hooks in
+    the same entry), it becomes ``keep`` instead. Nothing is recorded, so
+    uninstall does not put it back.
+    """
+
+    path: Path
+    keys: tuple[str, ...]
+    item: Any
+    keep: Any = None
+    #: What the dry-run and the report say about it.
+    reason: str = MIGRATED
+    strict_for: str | None = None
+
+
+@attrs.frozen
+class RetiredEntry:
+    """The value ``value`` an older thatch setup put under ``keys``: removed for good.
+
+    A change setting ``keys`` anew may follow; it then replaces nothing the
+    user had, so its uninstall removes the key rather than restoring the old value.
+    """
+
+    path: Path
+    keys: tuple[str, ...]
+    value: Any
+    reason: str = MIGRATED
+    strict_for: str | None = None
+
+
+@attrs.frozen
+class RetiredBlock:
+    """Lines ``begin`` to ``end`` (both included, compared stripped) an older setup wrote."""
+
+    path: Path
+    begin: str
+    end: str
+    reason: str = MIGRATED
+
+
+@attrs.frozen
+class RetiredFile:
+    """A whole file thatch wrote once and no longer ships: deleted while it holds ``content``."""
+
+    path: Path
+    content: str
+    reason: str
+
+
+Retired = RetiredItem | RetiredEntry | RetiredBlock | RetiredFile
+Change = JsonEntry | JsonListItem | TextBlock | OwnedFile | Retired
 
 
 @attrs.frozen

@@ -27,7 +27,8 @@ def harness_of(environ: Mapping[str, str]) -> str | None:
     named = environ.get("THATCH_HARNESS")
     if named:
         return named
-    if environ.get("CURSOR_VERSION"):
+    # Cursor sets CURSOR_PROJECT_DIR for its hooks and CURSOR_VERSION elsewhere.
+    if environ.get("CURSOR_VERSION") or environ.get("CURSOR_PROJECT_DIR"):
         return "cursor"
     if environ.get("CLAUDE_PROJECT_DIR") or environ.get("CLAUDECODE"):
         return "claude"
@@ -90,7 +91,11 @@ def _problems(
     scopes: tuple[tuple[Scope, Path | None], ...] = (("project", project), ("global", None))
     for scope, folder in scopes:
         context = SetupContext(
-            scope=scope, project=folder, user_home=user_home, command=("thatch",)
+            scope=scope,
+            project=folder,
+            user_home=user_home,
+            command=("thatch",),
+            environ=dict(environ),
         )
         problems = list(target.problems(context))
         if not problems:

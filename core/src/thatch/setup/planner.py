@@ -27,7 +27,17 @@ from thatch.setup.manifest import (
     OwnedRecord,
     canonical,
 )
-from thatch.setup.model import Change, JsonEntry, JsonListItem, OwnedFile, TextBlock
+from thatch.setup.model import (
+    Change,
+    JsonEntry,
+    JsonListItem,
+    OwnedFile,
+    RetiredBlock,
+    RetiredEntry,
+    RetiredFile,
+    RetiredItem,
+    TextBlock,
+)
 
 
 @attrs.frozen
@@ -133,7 +143,16 @@ def _plan_file(
     return _plan_owned(path, changes, before, current, co_owners)
 
 
-_KIND = {JsonEntry: "JSON", JsonListItem: "JSON", TextBlock: "text block", OwnedFile: "whole-file"}
+_KIND = {
+    JsonEntry: "JSON",
+    JsonListItem: "JSON",
+    RetiredItem: "JSON",
+    RetiredEntry: "JSON",
+    TextBlock: "text block",
+    RetiredBlock: "text block",
+    OwnedFile: "whole-file",
+    RetiredFile: "whole-file",
+}
 
 
 def _recorded_kinds(record: FileRecord) -> set[str]:
@@ -162,7 +181,14 @@ def _plan_json(
     old_items = {(r.keys, canonical(r.item)): r for r in before.items} if before else {}
     entries: dict[KeyPath, EntryRecord] = {}
     items: dict[tuple[KeyPath, str], ItemRecord] = {}
+    notes: list[str] = []
+    # What an older setup left goes first, so what replaces it replaces nothing of the user's.
     for change in changes:
+        if isinstance(change, RetiredItem | RetiredEntry):
+            text = _retire_json(text, change, source, notes)
+    for change in changes:
+        if isinstance(change, RetiredItem | RetiredEntry):
+            continue
         assert isinstance(change, JsonEntry | JsonListItem)
         node = jsonc.find(jsonc.parse(text, source), change.keys)
         if isinstance(change, JsonEntry):
@@ -186,7 +212,6 @@ def _plan_json(
             text, made = edits.append_item(text, change.keys, change.item, source)
             created += made
             items[key] = ItemRecord(change.keys, change.item)
-    notes: list[str] = []
     # What an earlier setup added and this one no longer wants goes, newest first.
     for key, item_record in reversed(list(old_items.items())):
         if key not in items:
@@ -221,11 +246,37 @@ def _refuse_lenient(text: str, source: str, changes: list[Change]) -> None:
     readers = [
         change.strict_for
         for change in changes
-        if isinstance(change, JsonEntry | JsonListItem) and change.strict_for
+        if isinstance(change, JsonEntry | JsonListItem | RetiredItem | RetiredEntry)
+        and change.strict_for
     ]
     found = jsonc.leniencies(text, source) if readers else []
     if found:
         raise jsonc.StrictJsonError(source, found, readers[0])
+
+
+def _retire_json(
+    text: str, change: RetiredItem | RetiredEntry, source: str, notes: list[str]
+) -> str:
+    """``text`` without what an older setup left there (unchanged when it is gone already)."""
+    node = jsonc.find(jsonc.parse(text, source), change.keys)
+    if isinstance(change, RetiredEntry):
+        if node is None or canonical(node.data) != canonical(change.value):
+            return text
+        notes.append(f"{source}: {change.reason}")
+        return edits.remove_member(text, change.keys, source)
+    index = (
+        None if node is None or node.kind != "array" else _index_of(node, canonical(change.item))
+    )
+    if index is None:
+        return text
+    notes.append(f"{source}: {change.reason}")
+    if change.keep is not None:
+        return edits.replace_item(text, change.keys, index, change.keep, source)
+    text = edits.remove_item(text, change.keys, index, source)
+    # A list the older setup's entries alone filled goes with them (so does its object).
+    return edits.prune(
+        text, [change.keys[:size] for size in range(1, len(change.keys) + 1)], source
+    )
 
 
 def _index_of(node: jsonc.Node, wanted: str) -> int | None:
@@ -277,10 +328,28 @@ def _plan_text(
     text = current.text or ""
     old_blocks = {record.name: record for record in before.blocks} if before else {}
     records: dict[str, BlockRecord] = {}
+    notes: list[str] = []
+    # Where a block of an older setup was: today's block takes its place.
+    place: int | None = None
     for change in changes:
+        if isinstance(change, RetiredBlock):
+            text, at = blocks.cut(text, change.begin, change.end)
+            if at is not None:
+                notes.append(f"{source}: {change.reason}")
+                place = at if place is None else min(place, at)
+    for change in changes:
+        if isinstance(change, RetiredBlock):
+            continue
         assert isinstance(change, TextBlock)
+        if blocks.unclosed(text, change.name):
+            text, note = blocks.close(text, change.name, change.text, source)
+            notes.append(note)
         there = blocks.find(text, change.name, source) is not None
-        text, separator = blocks.put(text, change.name, change.text, source)
+        if not there and place is not None:
+            text = text[:place] + blocks.render(change.name, change.text) + text[place:]
+            place, there = None, True
+        else:
+            text, separator = blocks.put(text, change.name, change.text, source)
         if there:
             old = old_blocks.get(change.name)
             separator = old.separator if old else ""
@@ -293,7 +362,7 @@ def _plan_text(
         current,
         text,
         before,
-        [],
+        notes,
         deletable=not text.strip(),
         blocks=tuple(records.values()),
     )
@@ -309,6 +378,10 @@ def _plan_owned(
     current: files.Current,
     co_owners: tuple[str, ...] = (),
 ) -> FileEdit:
+    retired = [change for change in changes if isinstance(change, RetiredFile)]
+    changes = [change for change in changes if isinstance(change, OwnedFile)]
+    if retired and not changes and not (before and before.owned):
+        return _retire_file(path, retired[0], current)
     contents = {change.content for change in changes if isinstance(change, OwnedFile)}
     if len(contents) > 1:
         raise InvalidInputError(f"setup asks for {path} with two different contents (a plugin bug)")
@@ -325,6 +398,14 @@ def _plan_owned(
     if co_owners:
         return _release(path, before, current, co_owners)
     return _undo_owned(path, before, current)
+
+
+def _retire_file(path: Path, change: RetiredFile, current: files.Current) -> FileEdit:
+    """Delete a file an older setup wrote, while it holds what was seen (else keep it)."""
+    if current.text is None or current.text != change.content:
+        return _finish(path, current, current.text, None, [])
+    edit = _finish(path, current, None, None, [f"{path}: {change.reason}"])
+    return attrs.evolve(edit, remove_dirs=(path.parent,))
 
 
 def _release(

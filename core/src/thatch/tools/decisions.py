@@ -7,6 +7,8 @@ from typing import Any
 
 from thatch.decisions.engine import MAX_TEXT
 from thatch.decisions.models import SIGNALS
+from thatch.decisions.service import PredictionDetail
+from thatch.errors import InvalidInputError
 from thatch.names import MAX_STORE
 from thatch.serialize import to_json_data
 from thatch.tools.maintenance import MAX_SESSION_ID
@@ -53,12 +55,30 @@ def _update(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
     return {**to_json_data(result), "confidence": result.confidence, "evidence": result.evidence}
 
 
+def _detail_data(detail: PredictionDetail) -> dict[str, Any]:
+    """A prediction as JSON with its matchers (each with its edge weight) and provenance."""
+    return {
+        **to_json_data(detail.prediction),
+        "matchers": [
+            {**to_json_data(matcher), "weight": edge.weight} for matcher, edge in detail.matchers
+        ],
+        "provenance": to_json_data(list(detail.provenance)),
+    }
+
+
 def _list(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
-    return ctx.thatch.decisions.list(args.get("store"))
+    return [_detail_data(detail) for detail in ctx.thatch.decisions.details(args.get("store"))]
 
 
 def _delete(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
-    deleted = ctx.thatch.decisions.delete(args["id"])
+    decisions = ctx.thatch.decisions
+    if ("id" in args) == ("statement" in args):
+        raise InvalidInputError(
+            "give the prediction's 'id' or its 'statement' (one of them); "
+            "see both with prediction_list"
+        )
+    prediction_id = args["id"] if "id" in args else decisions.find(args["statement"]).id
+    deleted = decisions.delete(prediction_id)
     return {"action": "deleted", "prediction": to_json_data(deleted)}
 
 
@@ -132,9 +152,10 @@ UPDATE = Tool(
 LIST = Tool(
     name="prediction_list",
     description=(
-        "List the predictions of the user decision model (id, statement, rationale, "
-        "confidence, confirm and disconfirm counts) of this project's store and global, one "
-        "store, or 'all'."
+        "List the predictions of the user decision model of this project's store and global, "
+        "one store, or 'all': each with its id, statement, rationale, confidence, confirm and "
+        "disconfirm counts, the situations (matchers) it is linked to with their weights, and "
+        "its provenance (every feedback signal, when, and what the user said)."
     ),
     input_schema=arguments({"store": STORE_SCOPE}),
     handler=_list,
@@ -146,12 +167,18 @@ DELETE = Tool(
     description=(
         "Delete a prediction for good, with its links to situations and its feedback "
         "history. Use it when a prediction is plainly wrong (a disconfirm signal is the "
-        "usual correction) or the user asks. Ids come from prediction_list or "
-        "prediction_query. Returns the deleted prediction."
+        "usual correction) or the user asks. Name it by 'id' (from prediction_list or "
+        "prediction_query) or by its exact 'statement'; a statement that several "
+        "predictions share is refused with their ids. Returns the deleted prediction."
     ),
     input_schema=arguments(
-        {"id": integer("The prediction's id.", minimum=1)},
-        "id",
+        {
+            "id": integer("The prediction's id.", minimum=1),
+            "statement": string(
+                "The prediction's statement, as prediction_list shows it (instead of 'id').",
+                max_length=MAX_TEXT,
+            ),
+        }
     ),
     handler=_delete,
     destructive=True,

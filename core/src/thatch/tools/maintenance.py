@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from thatch.duplicates import pair_key
 from thatch.hygiene import MAX_STALE_DAYS, STALE_DAYS
+from thatch.models import DuplicatePair
 from thatch.names import MAX_LABEL, MAX_STORE
+from thatch.serialize import to_json_data
+from thatch.storage import VERDICTS
 from thatch.tools.memory import LABEL, STORE_OF_MEMORY
 from thatch.tools.schema import arguments, integer, string
 from thatch.tools.spec import Tool, ToolContext
+
+if TYPE_CHECKING:
+    from thatch.api import Thatch
 
 #: Longer than any session id a harness hands out (Claude's are UUIDs).
 MAX_SESSION_ID = 200
@@ -19,19 +26,36 @@ STORE_OR_ALL = string(
 ) | {"default": "all"}
 
 
+def _with_verdicts(th: Thatch, pairs: list[DuplicatePair], stores: str) -> list[dict[str, Any]]:
+    """Pairs as JSON with their verdict: 'same' (confirmed, merge it) or None (unreviewed)."""
+    verdicts = th.review_verdicts(stores)
+    return [{**to_json_data(pair), "verdict": verdicts.get(pair_key(pair))} for pair in pairs]
+
+
 def _duplicates(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
-    return ctx.thatch.duplicates(args["store"])
+    th = ctx.thatch
+    return _with_verdicts(th, th.duplicates(args["store"]), args["store"])
 
 
 def _mark_checked(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
-    th = ctx.thatch
-    th.mark_reviewed(args["label"], args["other"], args.get("store"))
-    store = th.show(args["label"], args.get("store")).store
-    return {"checked": True, "label": args["label"], "other": args["other"], "store": store}
+    verdict = args["verdict"]
+    store = ctx.thatch.mark_reviewed(args["label"], args["other"], args.get("store"), verdict)
+    return {
+        "checked": True,
+        "verdict": verdict,
+        "label": args["label"],
+        "other": args["other"],
+        "store": store,
+    }
 
 
 def _hygiene(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
-    return ctx.thatch.hygiene(args["store"], stale_days=args["days"])
+    th = ctx.thatch
+    report = th.hygiene(args["store"], stale_days=args["days"])
+    return {
+        **to_json_data(report),
+        "duplicates": _with_verdicts(th, list(report.duplicates), args["store"]),
+    }
 
 
 def _extraction_done(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
@@ -43,10 +67,12 @@ def _extraction_done(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
 FIND_DUPLICATES = Tool(
     name="find_duplicates",
     description=(
-        "Find pairs of memories in one store that mean nearly the same and that nobody has "
-        "reviewed yet, closest first, with their cosine. For each pair either merge them "
-        "(memory_remember the combined fact under one label, then memory_forget the other) "
-        "or, when both should stay, call dedup_mark_checked so the pair is not reported again."
+        "Find pairs of memories in one store that mean nearly the same, closest first, with "
+        "their cosine and verdict: null for a pair nobody has reviewed yet, 'same' for one "
+        "confirmed as a duplicate that still waits to be merged. Merge a duplicate "
+        "(memory_remember the combined fact under one label with overwrite: true, then "
+        "memory_forget the other); when both should stay, call dedup_mark_checked with "
+        "verdict 'different' so the pair is not reported again."
     ),
     input_schema=arguments({"store": STORE_OR_ALL}),
     handler=_duplicates,
@@ -56,14 +82,18 @@ FIND_DUPLICATES = Tool(
 MARK_CHECKED = Tool(
     name="dedup_mark_checked",
     description=(
-        "Record that two memories of one store were reviewed as near-duplicates and both "
-        "stay, so find_duplicates and hygiene_report stop reporting the pair."
+        "Record your verdict on two memories of one store that find_duplicates reported: "
+        "'different' (two facts, both stay: the pair is not reported again) or 'same' (one "
+        "fact twice: the pair stays listed as a confirmed duplicate until you merge it). A "
+        "new verdict replaces the old one."
     ),
     input_schema=arguments(
         {
             "label": LABEL,
             "other": string("The other memory's label.", max_length=MAX_LABEL),
             "store": STORE_OF_MEMORY,
+            "verdict": string("Whether the two say the same thing.", enum=VERDICTS)
+            | {"default": "different"},
         },
         "label",
         "other",

@@ -33,15 +33,24 @@ LABEL = string("The memory's label, e.g. 'test-command'.", max_length=MAX_LABEL)
 
 def _remember(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
     return ctx.thatch.remember(
-        args["label"], args["content"], store=args.get("store"), branch=args.get("branch")
+        args["label"],
+        args["content"],
+        store=args.get("store"),
+        branch=args.get("branch"),
+        overwrite=args["overwrite"],
     )
 
 
 def _recall(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
     th = ctx.thatch
-    hits = th.recall(args["query"], stores=args.get("store"), limit=args["limit"])
+    hits = th.recall(
+        args["query"],
+        stores=args.get("store"),
+        limit=args["limit"],
+        include_archived=args["include_archived"],
+    )
     threshold = th.thresholds().recall
-    return [memory_hit_data(hit, threshold) for hit in hits]
+    return [{**memory_hit_data(hit, threshold), "archived": hit.memory.archived} for hit in hits]
 
 
 def _list(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
@@ -78,9 +87,10 @@ REMEMBER = Tool(
         "convention of this codebase, how to build, test or deploy, a pitfall that cost time, "
         "or a preference the user stated. Write the content as a self-contained statement "
         "that can be acted on without this conversation, with the why. Give it a short, "
-        "stable label naming the topic, e.g. 'test-command' or 'error-style'; saving under "
-        "an existing label updates that memory, so reuse the label to correct a fact rather "
-        "than adding a near-copy. Skip transient task state and what the code already says. "
+        "stable label naming the topic, e.g. 'test-command' or 'error-style'. Saving under "
+        "an existing label is refused (the error quotes the stored memory) unless overwrite "
+        "is true: to correct a fact, reuse its label with overwrite: true rather than adding "
+        "a near-copy. Skip transient task state and what the code already says. "
         "Secrets are redacted before saving. Returns the memory, the action (created, "
         "updated, unchanged), the number of redacted secrets, and similar memories already "
         "saved (consider merging with them)."
@@ -100,6 +110,10 @@ REMEMBER = Tool(
                 "Default: every branch.",
                 max_length=MAX_BRANCH,
             ),
+            "overwrite": boolean(
+                "Replace the memory already saved under this label. Without it, an existing "
+                "label is refused."
+            ),
         },
         "label",
         "content",
@@ -115,9 +129,10 @@ RECALL = Tool(
         "about this project or this user, before a decision the user may already have made, "
         "and whenever something seems to have been settled earlier (conventions, commands, "
         "past decisions, preferences). Searches this project's store and global unless "
-        "'store' says otherwise. Returns matches best first, each with label, store, "
-        "content, score, cosine and 'relevant' (true when the match clears the model's "
-        "calibrated threshold; other matches may be unrelated)."
+        "'store' says otherwise, and archived memories only with include_archived. Returns "
+        "matches best first, each with label, store, content, score, cosine, archived and "
+        "'relevant' (true when the match clears the model's calibrated threshold; other "
+        "matches may be unrelated)."
     ),
     input_schema=arguments(
         {
@@ -127,6 +142,9 @@ RECALL = Tool(
             "store": STORE_SCOPE,
             "limit": integer(
                 "How many memories at most.", minimum=1, maximum=MAX_RECALL, default=5
+            ),
+            "include_archived": boolean(
+                "Also search archived memories (outdated ones kept for reference)."
             ),
         },
         "query",

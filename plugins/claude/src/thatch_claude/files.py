@@ -9,6 +9,11 @@ hooks         ``.claude/settings.json``        ``~/.claude/settings.json``
 instructions  ``CLAUDE.md``                    ``~/.claude/CLAUDE.md``
 skills        ``~/.claude/skills/<name>/SKILL.md`` (both)
 ============  ===============================  ===============================
+
+With ``CLAUDE_CONFIG_DIR`` set, Claude Code keeps its user-level files there
+instead: ``$CLAUDE_CONFIG_DIR/.claude.json`` (not ``~/.claude.json``), and
+``settings.json``, ``CLAUDE.md`` and ``skills/`` in that folder rather than
+in ``~/.claude``.
 """
 
 from __future__ import annotations
@@ -29,6 +34,8 @@ class ClaudeFiles:
 
     #: ``~/.claude.json``: user-scope MCP servers and per-project approvals.
     user_config: Path
+    #: ``~/.claude/settings.json``: the user-level settings every project merges in.
+    user_settings: Path
     #: Holds ``mcpServers.thatch`` for this scope.
     mcp_file: Path
     settings: Path
@@ -48,20 +55,32 @@ class ClaudeFiles:
         return ("projects", self.project_key, "enabledMcpjsonServers")
 
 
+def config_dir(context: SetupContext) -> Path:
+    """Claude Code's user-level folder: ``$CLAUDE_CONFIG_DIR``, else ``~/.claude``."""
+    named = context.environ.get("CLAUDE_CONFIG_DIR")
+    if named:
+        return Path(named).expanduser()
+    return context.user_home / ".claude"
+
+
 def files_for(context: SetupContext) -> ClaudeFiles:
     """The Claude Code files for ``context``'s scope.
 
     :raises InvalidInputError: project scope without a project folder.
     """
-    home = context.user_home
-    user_config = home / ".claude.json"
-    skills = home / ".claude" / "skills"
+    folder = config_dir(context)
+    custom = bool(context.environ.get("CLAUDE_CONFIG_DIR"))
+    # Claude Code keeps .claude.json next to the folder by default, inside it when it is moved.
+    user_config = folder / ".claude.json" if custom else context.user_home / ".claude.json"
+    user_settings = folder / "settings.json"
+    skills = folder / "skills"
     if context.scope == "global":
         return ClaudeFiles(
             user_config=user_config,
+            user_settings=user_settings,
             mcp_file=user_config,
-            settings=home / ".claude" / "settings.json",
-            instructions=home / ".claude" / "CLAUDE.md",
+            settings=user_settings,
+            instructions=folder / "CLAUDE.md",
             skills=skills,
         )
     if context.project is None:
@@ -72,6 +91,7 @@ def files_for(context: SetupContext) -> ClaudeFiles:
     project = context.project
     return ClaudeFiles(
         user_config=user_config,
+        user_settings=user_settings,
         mcp_file=project / ".mcp.json",
         settings=project / ".claude" / "settings.json",
         instructions=project / "CLAUDE.md",

@@ -4,25 +4,18 @@ Claude Code reads the workflow itself from the MCP server's instructions
 (:mod:`thatch.agent_instructions`), which arrive with the tools they
 describe; the CLAUDE.md block only says where the tools and that text come
 from, so the agent does not read it twice. The skills hold the longer
-procedures. They are Markdown files with front matter in this package
-(``thatch_claude/skills/<name>.md``), each written as is to
-``~/.claude/skills/<name>/SKILL.md``.
+procedures: thatch's memory workflows (:mod:`thatch.workflows`, written
+once for every harness), each rendered with the front matter Claude Code
+reads (``name``, ``description``) to ``~/.claude/skills/<name>/SKILL.md``.
 """
 
 from __future__ import annotations
 
-from importlib import resources
-
 import attrs
+from thatch.workflows import NAMES, workflows
 
 #: The skills thatch installs.
-SKILL_NAMES = (
-    "thatch-project-primer",
-    "thatch-fact-extractor",
-    "thatch-dedup-classifier",
-    "thatch-session-reflection",
-    "thatch-decision-model",
-)
+SKILL_NAMES = NAMES
 
 #: The CLAUDE.md block's name (its markers read ``thatch:begin thatch``).
 BLOCK_NAME = "thatch"
@@ -53,7 +46,11 @@ class Skill:
 
 def skills() -> list[Skill]:
     """Every skill thatch installs, with its ``SKILL.md`` text."""
-    folder = resources.files("thatch_claude") / "skills"
     return [
-        Skill(name, (folder / f"{name}.md").read_text(encoding="utf-8")) for name in SKILL_NAMES
+        Skill(
+            workflow.name,
+            f"---\nname: {workflow.name}\ndescription: {workflow.description}\n---\n\n"
+            f"{workflow.body}",
+        )
+        for workflow in workflows(kind="skill")
     ]

@@ -17,8 +17,9 @@ from typing import Any
 from thatch.setup.launcher import program_problem, unrunnable_fix
 from thatch.setup.model import SetupContext
 
-from thatch_claude import HARNESS
+from thatch_claude import HARNESS, legacy
 from thatch_claude.files import SERVER_NAME, ClaudeFiles, files_for
+from thatch_claude.instructions import BLOCK_NAME, instructions_block, skills
 from thatch_claude.target import HOOK_EVENTS
 
 Which = Callable[[str], str | None]
@@ -42,6 +43,9 @@ def find_problems(context: SetupContext, which: Which) -> list[str]:
     found = [
         *_mcp_problems(files, configs, which, fix, unstartable),
         *_hook_problems(files, configs, which, fix, unstartable),
+        *_legacy_problems(files, configs, fix),
+        *_block_problems(files, fix),
+        *_skill_problems(files, fix),
     ]
     unrunnable = f"fix: {unrunnable_fix(_setup_command(context))}"
     found.extend(
@@ -222,7 +226,7 @@ def _hook_problems(
 
 def _settings_files(files: ClaudeFiles) -> list[Path]:
     """The settings files whose hooks Claude Code runs for this scope, project level first."""
-    user = files.user_config.parent / ".claude" / "settings.json"
+    user = files.user_settings
     if files.settings == user:
         return [user]
     return [files.settings, files.settings.with_name("settings.local.json"), user]
@@ -256,3 +260,80 @@ def _thatch_hook_program(command: str, event: str) -> str | None:
     if not any(words[i : i + 3] == wanted for i in range(len(words) - 2)):
         return None
     return next(word for word in words if not _ASSIGNMENT.match(word))
+
+
+# -- what an older setup left, and what changed since setup ---------------------------
+def _legacy_problems(files: ClaudeFiles, configs: _Configs, fix: str) -> list[str]:
+    """Hooks and the MCP server of an older thatch setup, which today's setup replaces."""
+    problems = []
+    for path in _settings_files(files):
+        old = sorted({command for _, command in legacy.old_hooks(configs.read(path))})
+        if old:
+            shown = ", ".join(f"`{command}`" for command in old)
+            problems.append(
+                f"{path} still has hooks of an older thatch setup ({shown}), which today's "
+                f"thatch does not answer; {fix} (it replaces them)"
+            )
+    for path in dict.fromkeys([files.mcp_file, files.user_config]):
+        if legacy.old_server(configs.read(path)) is not None:
+            problems.append(
+                f"the '{SERVER_NAME}' MCP server in {path} is an older thatch setup's and does "
+                f"not start today's server; {fix} (it replaces it)"
+            )
+    return problems
+
+
+def _block_problems(files: ClaudeFiles, fix: str) -> list[str]:
+    """thatch's CLAUDE.md block: an older one, a lost end line, or text edited since setup."""
+    from thatch.setup import blocks
+
+    path = files.instructions
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return []
+    problems = []
+    if blocks.legacy_blocks(text):
+        problems.append(
+            f"{path} has thatch's block from an older setup; {fix} (it replaces the block)"
+        )
+    if blocks.unclosed(text, BLOCK_NAME):
+        problems.append(
+            f"{path} has the line '{blocks.begin_marker(BLOCK_NAME)}' but lost its end line "
+            f"'{blocks.end_marker(BLOCK_NAME)}'; {fix} (it mends the block and keeps your text)"
+        )
+        return problems
+    span = blocks.find(text, BLOCK_NAME, str(path))
+    if span is not None and text[span[0] : span[1]].replace("\r\n", "\n") != blocks.render(
+        BLOCK_NAME, instructions_block()
+    ):
+        problems.append(
+            f"thatch's block in {path} differs from what this version writes (edited, or "
+            f"from an older version); {fix} (it rewrites the block)"
+        )
+    return problems
+
+
+def _skill_problems(files: ClaudeFiles, fix: str) -> list[str]:
+    """``thatch-*`` skills that differ from this version's, or that it no longer ships."""
+    stale = []
+    for skill in skills():
+        path = files.skills / skill.name / "SKILL.md"
+        try:
+            if path.read_text(encoding="utf-8") != skill.content:
+                stale.append(skill.name)
+        except (OSError, UnicodeDecodeError):
+            continue  # missing: the setup check for the skills is the manifest's
+    gone = [folder.name for folder in legacy.stale_skill_folders(files.skills)]
+    problems = []
+    if stale:
+        problems.append(
+            f"the skill{'s' if len(stale) > 1 else ''} {', '.join(stale)} in {files.skills} "
+            f"differ{'' if len(stale) > 1 else 's'} from this version's; {fix} (it rewrites them)"
+        )
+    if gone:
+        problems.append(
+            f"{files.skills} has thatch skills this version no longer ships ({', '.join(gone)}); "
+            f"{fix} (it removes those holding only their SKILL.md)"
+        )
+    return problems

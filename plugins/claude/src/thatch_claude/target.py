@@ -33,7 +33,7 @@ from thatch.setup.model import (
 )
 
 from thatch_claude import HARNESS
-from thatch_claude.files import SERVER_NAME, files_for
+from thatch_claude.files import SERVER_NAME, config_dir, files_for
 from thatch_claude.instructions import BLOCK_NAME, instructions_block, skills
 
 #: The hooks setup installs. PostToolBatch reports every tool call, so
@@ -68,9 +68,10 @@ class ClaudeTarget:
     which: Callable[[str], str | None] = harness_which
 
     def detect(self, context: SetupContext) -> Detection:
-        """Claude Code is in use if ``~/.claude``, the project's ``.claude`` or ``claude`` exist."""
+        """Claude Code is in use if ``~/.claude`` (or ``$CLAUDE_CONFIG_DIR``), the project's
+        ``.claude`` or ``claude`` exist."""
         evidence = []
-        folders = [context.user_home / ".claude"]
+        folders = [config_dir(context)]
         if context.project is not None:
             folders.append(context.project / ".claude")
         evidence.extend(f"{folder}/" for folder in folders if folder.is_dir())
@@ -80,7 +81,13 @@ class ClaudeTarget:
         return Detection(found=bool(evidence), evidence=tuple(evidence))
 
     def changes(self, context: SetupContext) -> Sequence[Change]:
-        """The MCP server, the hooks, the CLAUDE.md block and the skills for ``context``."""
+        """The MCP server, the hooks, the CLAUDE.md block and the skills for ``context``.
+
+        What an older thatch setup left in the same files is taken out
+        (:mod:`thatch_claude.legacy`).
+        """
+        from thatch_claude.legacy import retired
+
         files = files_for(context)
         # Claude Code reads all its JSON files strictly: one with a comment
         # or a trailing comma is ignored, so setup must not report it written.
@@ -109,6 +116,7 @@ class ClaudeTarget:
         changes.extend(
             OwnedFile(files.skills / skill.name / "SKILL.md", skill.content) for skill in skills()
         )
+        changes.extend(retired(context))
         return changes
 
     def problems(self, context: SetupContext) -> Sequence[str]:

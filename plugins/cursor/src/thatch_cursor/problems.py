@@ -15,6 +15,7 @@ from typing import Any
 
 from thatch.setup.launcher import program_problem, unrunnable_fix
 from thatch.setup.model import SetupContext
+from thatch.workflows import compare_installed
 
 from thatch_cursor import HARNESS, jsonfile
 from thatch_cursor.rules import rule_text
@@ -34,6 +35,7 @@ def find_problems(context: SetupContext, paths: CursorPaths, which: Which) -> li
     found.extend(_mcp_problems(paths.mcp, fix, which, unrunnable))
     if paths.rule is not None:
         found.extend(_rule_problems(paths.rule, fix))
+        found.extend(_workflow_problems(paths.workflow_rules, paths.rule.parent, fix))
     return found
 
 
@@ -103,6 +105,20 @@ def _rule_problems(path: Path, fix: str) -> list[str]:
     if text != rule_text():
         return [f"the Cursor rule {path} is out of date; {fix}"]
     return []
+
+
+def _workflow_problems(rules: dict[Path, str], folder: Path, fix: str) -> list[str]:
+    """One problem for the missing workflow rules and one for those out of date."""
+    missing, stale = compare_installed(rules)
+    found = []
+    if missing:
+        found.append(
+            f"the thatch workflow rules {', '.join(missing)} are missing from {folder}, "
+            f"so the agent cannot pull them in; {fix}"
+        )
+    if stale:
+        found.append(f"the thatch workflow rules {', '.join(stale)} are out of date; {fix}")
+    return found
 
 
 def _read(path: Path, fix: str, absent: str) -> tuple[Any, str | None]:

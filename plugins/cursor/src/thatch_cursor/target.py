@@ -6,9 +6,11 @@ Project scope writes into ``PROJECT/.cursor/``, global scope into
 - ``hooks.json``: one ``thatch hook cursor EVENT`` command per event thatch
   reads, appended next to the user's own hooks;
 - ``mcp.json``: the ``thatch`` MCP server;
-- ``rules/thatch.mdc`` (project scope only): the instructions. Cursor keeps
-  global "User Rules" in its settings, not in a file it reads from
-  ``~/.cursor``, so a global setup relies on the MCP server's instructions.
+- ``rules/thatch.mdc`` (project scope only): the instructions, and one
+  ``rules/<workflow>.mdc`` per memory workflow, which the agent pulls in by
+  its description. Cursor keeps global "User Rules" in its settings, not in
+  a file it reads from ``~/.cursor``, so a global setup relies on the MCP
+  server's instructions.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from thatch.setup.model import (
 )
 
 from thatch_cursor import HARNESS, jsonfile
-from thatch_cursor.rules import rule_text
+from thatch_cursor.rules import RULE_FILE_NAME, rule_text, workflow_rules
 
 #: The Cursor hooks setup installs, in the order they fire. sessionEnd is
 #: parsed when a user hooks it but not installed: nothing happens on it that
@@ -64,6 +66,13 @@ class CursorPaths:
     #: None for a global setup: Cursor reads no global rule files.
     rule: Path | None
 
+    @property
+    def workflow_rules(self) -> dict[Path, str]:
+        """Each workflow rule's path and text (none for a global setup)."""
+        if self.rule is None:
+            return {}
+        return {self.rule.parent / name: text for name, text in workflow_rules().items()}
+
     @classmethod
     def of(cls, context: SetupContext) -> CursorPaths:
         """The paths for ``context``; raises InvalidInputError for a project setup without one."""
@@ -73,7 +82,7 @@ class CursorPaths:
                     "a project setup for Cursor needs the project folder; pass --project DIR"
                 )
             folder = context.project / ".cursor"
-            rule: Path | None = folder / "rules" / "thatch.mdc"
+            rule: Path | None = folder / "rules" / RULE_FILE_NAME
         else:
             folder = context.user_home / ".cursor"
             rule = None
@@ -125,7 +134,7 @@ class CursorTarget:
         return Detection(found=bool(evidence), evidence=tuple(evidence))
 
     def changes(self, context: SetupContext) -> Sequence[Change]:
-        """hooks.json entries, the MCP server, and (project scope) the rule file."""
+        """hooks.json entries, the MCP server, and (project scope) the rule files."""
         paths = CursorPaths.of(context)
         changes: list[Change] = []
         if _may_set_version(paths.hooks):
@@ -137,6 +146,7 @@ class CursorTarget:
         changes.append(JsonEntry(paths.mcp, ("mcpServers", "thatch"), mcp_server(context)))
         if paths.rule is not None:
             changes.append(OwnedFile(paths.rule, rule_text()))
+        changes.extend(OwnedFile(path, text) for path, text in paths.workflow_rules.items())
         return changes
 
     def problems(self, context: SetupContext) -> Sequence[str]:

@@ -99,17 +99,37 @@ def _is_cosine(value: Any) -> bool:
 
 
 @contextlib.contextmanager
-def _hub_offline() -> Iterator[None]:
-    """HF_HUB_OFFLINE=1 for the duration: a local load must never reach for the network."""
-    saved = os.environ.get("HF_HUB_OFFLINE")
-    os.environ["HF_HUB_OFFLINE"] = "1"
+def _environ(values: dict[str, str]) -> Iterator[None]:
+    """``values`` set in the environment for the duration, the previous ones put back after.
+
+    Only around a model load: set for good, they would reach every process
+    the caller starts later (a Python API user's, a test run's).
+    """
+    saved = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
     try:
         yield
     finally:
-        if saved is None:
-            os.environ.pop("HF_HUB_OFFLINE", None)
-        else:
-            os.environ["HF_HUB_OFFLINE"] = saved
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+#: A local load must never reach for the network.
+_HUB_OFFLINE = {"HF_HUB_OFFLINE": "1"}
+
+
+def _library_caches(cache_dir: Path) -> dict[str, str]:
+    """The variables that point the libraries' own caches into ``cache_dir``.
+
+    onnxruntime keeps a device id under ``$XDG_CACHE_HOME`` (else
+    ``~/.cache``) and huggingface_hub its download caches under ``$HF_HOME``
+    (read when it is imported, during the load): with THATCH_HOME set,
+    nothing thatch runs may write outside it.
+    """
+    return {"XDG_CACHE_HOME": str(cache_dir), "HF_HOME": str(cache_dir / "huggingface")}
 
 
 def _import_text_embedding() -> type[TextEmbedding]:
@@ -138,6 +158,8 @@ class FastEmbedder:
     :param cache_dir: thatch's cache folder; assembled models, hash stamps and
         fastembed downloads go under it.
     :param threads: onnxruntime threads; None lets onnxruntime choose.
+    :param confine_caches: onnxruntime's and huggingface_hub's own caches go
+        under ``cache_dir`` too (a THATCH_HOME is in use).
     """
 
     def __init__(
@@ -147,8 +169,10 @@ class FastEmbedder:
         model_path: str | os.PathLike[str] | None = None,
         cache_dir: str | os.PathLike[str],
         threads: int | None = None,
+        confine_caches: bool = False,
     ) -> None:
         self.model_name = model
+        self.confine_caches = confine_caches
         self.model_path = Path(model_path).expanduser() if model_path is not None else None
         self.cache_dir = Path(cache_dir)
         self.threads = threads
@@ -170,7 +194,12 @@ class FastEmbedder:
     @classmethod
     def from_config(cls, config: Config) -> FastEmbedder:
         """The embedder ``config`` asks for (nothing is loaded yet)."""
-        return cls(config.model, model_path=config.model_path, cache_dir=config.paths.cache_dir)
+        return cls(
+            config.model,
+            model_path=config.model_path,
+            cache_dir=config.paths.cache_dir,
+            confine_caches=config.paths.home is not None,
+        )
 
     def __repr__(self) -> str:
         where = f", model_path={str(self.model_path)!r}" if self.model_path else ""
@@ -327,9 +356,13 @@ class FastEmbedder:
                 ) from exc
         return self._load_hub(threads)
 
+    def _caches(self) -> dict[str, str]:
+        """What to set while fastembed loads: the library caches, under THATCH_HOME only."""
+        return _library_caches(self.cache_dir) if self.confine_caches else {}
+
     def _load_local(self, folder: Path, threads: int | None) -> TextEmbedding:
-        text_embedding = _import_text_embedding()
-        with _hub_offline():
+        with _environ({**self._caches(), **_HUB_OFFLINE}):
+            text_embedding = _import_text_embedding()
             return text_embedding(
                 self.model_name if self.source == "folder" else DEFAULT_MODEL_NAME,
                 specific_model_path=str(folder),
@@ -341,14 +374,14 @@ class FastEmbedder:
 
     def _load_hub(self, threads: int | None) -> TextEmbedding:
         self._description()  # a clear error for an unknown name, before any download
-        text_embedding = _import_text_embedding()
         try:
-            return text_embedding(
-                self.model_name,
-                cache_dir=str(self.fastembed_cache_dir),
-                threads=threads,
-                enable_cpu_mem_arena=False,
-            )
+            with _environ(self._caches()):
+                return _import_text_embedding()(
+                    self.model_name,
+                    cache_dir=str(self.fastembed_cache_dir),
+                    threads=threads,
+                    enable_cpu_mem_arena=False,
+                )
         except Exception as exc:
             raise ConfigError(
                 f"embedding model {self.model_name!r} could not be downloaded or loaded "
@@ -367,7 +400,8 @@ class FastEmbedder:
 
     def _description(self) -> dict[str, Any]:
         """fastembed's listing entry for this model name (imports fastembed, loads nothing)."""
-        text_embedding = _import_text_embedding()
+        with _environ(self._caches()):
+            text_embedding = _import_text_embedding()
         wanted = self.model_name.casefold()
         for entry in text_embedding.list_supported_models():
             if str(entry.get("model", "")).casefold() == wanted:

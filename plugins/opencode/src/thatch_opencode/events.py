@@ -4,7 +4,9 @@ The plugin (``thatch.js.tmpl``) runs ``thatch hook opencode EVENT`` with one
 JSON object on stdin: ``session_id`` and ``cwd`` always, plus the event's
 own fields:
 
-- ``session.created``: ``parent_id`` (the parent session of a subagent, or null);
+- ``session.created``: ``parent_id`` (the parent session of a subagent, or
+  null), kept as ``Event.parent_session_id`` so that a subagent's
+  ``extraction_done`` can answer its parent's nudge;
 - ``session.compacted``: nothing more (compaction is over);
 - ``chat.message``: ``message_id`` and ``parts``, the message's text parts
   as ``{"text", "synthetic"}``;
@@ -48,7 +50,9 @@ def parse_event(hook_event: str, payload: Mapping[str, Any]) -> Event:
     session_id = text_field(payload, "session_id")
     fields: dict[str, Any] = {}
     if hook_event == "session.created":
-        fields["source"] = "subagent" if optional_text(payload, "parent_id") else "startup"
+        parent = optional_text(payload, "parent_id")
+        fields["source"] = "subagent" if parent else "startup"
+        fields["parent_session_id"] = parent
     elif hook_event == "session.compacted":
         fields["source"] = "compact"
     elif kind == "prompt":

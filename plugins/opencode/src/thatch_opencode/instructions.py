@@ -10,6 +10,7 @@ and so on.
 from __future__ import annotations
 
 from thatch.agent_instructions import instructions
+from thatch.workflows import NAMES
 
 #: The AGENTS.md block's name: its markers read ``thatch:begin thatch``.
 BLOCK_NAME = "thatch"
@@ -21,6 +22,17 @@ INSTRUCTIONS_FILE_NAME = "thatch-instructions.md"
 TOOL_PREFIX = "thatch_"
 
 
+_AGENTS = """
+### The thatch agents
+
+The longer procedures are subagents. Delegate to the one whose description
+fits and give it what that description asks for: it sees only its task.
+
+{names}
+"""
+
+
 def instructions_text() -> str:
-    """The instructions: the memory workflow, then how to read the decision model."""
-    return instructions(TOOL_PREFIX, level=2)
+    """The instructions: the memory workflow, how to read the decision model, the agents."""
+    names = "\n".join(f"- `{name}`" for name in NAMES)
+    return instructions(TOOL_PREFIX, level=2) + _AGENTS.format(names=names)

@@ -14,6 +14,7 @@ from typing import Any
 from thatch.errors import InvalidInputError
 from thatch.setup.launcher import program_problem, unrunnable_fix
 from thatch.setup.model import SetupContext
+from thatch.workflows import compare_installed
 
 from thatch_opencode import HARNESS
 from thatch_opencode.instructions import BLOCK_NAME
@@ -34,6 +35,7 @@ def find_problems(context: SetupContext, paths: OpencodePaths, which: Which) -> 
         found.extend(_block_problems(paths.instructions, fix))
     else:
         found.extend(_instructions_problems(configs, paths, fix))
+    found.extend(_agent_problems(paths, fix))
     return found
 
 
@@ -150,6 +152,20 @@ def _instructions_problems(
     if not paths.instructions.is_file():
         return [f'{wanted} is missing (opencode lists it under "instructions"); {fix}']
     return []
+
+
+def _agent_problems(paths: OpencodePaths, fix: str) -> list[str]:
+    """One problem for the missing workflow agents and one for those out of date."""
+    missing, stale = compare_installed(paths.workflow_agents)
+    found = []
+    if missing:
+        found.append(
+            f"the thatch workflow agents {', '.join(missing)} are missing from {paths.agents}, "
+            f"so the agent cannot delegate to them; {fix}"
+        )
+    if stale:
+        found.append(f"the thatch workflow agents {', '.join(stale)} are out of date; {fix}")
+    return found
 
 
 def _is_command(value: Any) -> bool:

@@ -8,7 +8,9 @@ folder (``~/.config/opencode``):
 - the instructions: a block in the project's ``AGENTS.md``, or, globally, a
   file of thatch's own listed under ``"instructions"``;
 - the JS plugin ``thatch.js`` in ``.opencode/plugins/`` or the global
-  ``plugins/`` folder.
+  ``plugins/`` folder;
+- the memory workflows as subagents, one ``<name>.md`` each in
+  ``.opencode/agents/`` or the global ``agents/`` folder.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from thatch.setup.model import (
 )
 
 from thatch_opencode import HARNESS
+from thatch_opencode.agents import AGENTS_FOLDER, agent_files
 from thatch_opencode.instructions import BLOCK_NAME, INSTRUCTIONS_FILE_NAME, instructions_text
 from thatch_opencode.jsplugin import PLUGIN_FILE_NAME, render
 
@@ -51,6 +54,13 @@ class OpencodePaths:
     plugin: Path
     #: AGENTS.md (project scope) or thatch's own instructions file (global scope).
     instructions: Path
+    #: The folder of agent files: ``.opencode/agents`` or the global ``agents``.
+    agents: Path
+
+    @property
+    def workflow_agents(self) -> dict[Path, str]:
+        """Each workflow agent's path and text."""
+        return {self.agents / name: text for name, text in agent_files().items()}
 
     @classmethod
     def of(cls, context: SetupContext, environ: Mapping[str, str] | None = None) -> OpencodePaths:
@@ -61,17 +71,18 @@ class OpencodePaths:
                     "a project setup for opencode needs the project folder; pass --project DIR"
                 )
             folder = context.project
-            plugins = folder / ".opencode" / "plugins"
+            opencode_folder = folder / ".opencode"
             instructions = folder / "AGENTS.md"
         else:
             folder = global_config_folder(context.user_home, environ)
-            plugins = folder / "plugins"
+            opencode_folder = folder
             instructions = folder / INSTRUCTIONS_FILE_NAME
         return cls(
             config_folder=folder,
             config=config_file(folder),
-            plugin=plugins / PLUGIN_FILE_NAME,
+            plugin=opencode_folder / "plugins" / PLUGIN_FILE_NAME,
             instructions=instructions,
+            agents=opencode_folder / AGENTS_FOLDER,
         )
 
 
@@ -133,7 +144,7 @@ class OpencodeTarget:
         return Detection(found=bool(evidence), evidence=tuple(evidence))
 
     def changes(self, context: SetupContext) -> Sequence[Change]:
-        """The MCP server, the instructions and the JS plugin."""
+        """The MCP server, the instructions, the JS plugin and the workflow agents."""
         paths = self.paths(context)
         changes: list[Change] = [JsonEntry(paths.config, ("mcp", "thatch"), mcp_server(context))]
         if context.scope == "project":
@@ -142,6 +153,7 @@ class OpencodeTarget:
             changes.append(OwnedFile(paths.instructions, instructions_text()))
             changes.append(JsonListItem(paths.config, ("instructions",), str(paths.instructions)))
         changes.append(OwnedFile(paths.plugin, render(context.command, context.env)))
+        changes.extend(OwnedFile(path, text) for path, text in paths.workflow_agents.items())
         return changes
 
     def problems(self, context: SetupContext) -> Sequence[str]:

@@ -248,8 +248,15 @@ _V2: Step = (
     """,
 )
 
+# v3: a duplicate review records its verdict. Reviews made before said "both
+# stay", which is what 'different' means.
+_V3: Step = (
+    "ALTER TABLE dedup_reviews ADD COLUMN verdict TEXT NOT NULL DEFAULT 'different'"
+    " CHECK (verdict IN ('same', 'different'))",
+)
+
 #: Every schema step, oldest first. Append new steps here.
-MIGRATIONS: tuple[Step, ...] = (_V1, _V2)
+MIGRATIONS: tuple[Step, ...] = (_V1, _V2, _V3)
 
 #: The schema version this code writes and understands.
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -34,7 +34,7 @@ from thatch_sqlite.decisions import DecisionCache, DecisionsMixin
 from thatch_sqlite.scrub import scrub_index
 
 if TYPE_CHECKING:
-    from thatch.storage import Matrix, Vector
+    from thatch.storage import Matrix, Vector, Verdict
 
 # The memory queries list the columns in the order _memory() reads them.
 # Those with a sub-select are written out whole: SQL is never assembled at
@@ -61,11 +61,19 @@ _TEXT_SEARCH = """
     SELECT m.id, bm25(memories_fts, 4.0, 1.0) AS score
     FROM memories_fts JOIN memories AS m ON m.id = memories_fts.rowid
     WHERE memories_fts MATCH ?
-      AND m.archived = 0
+      AND (? OR m.archived = 0)
       AND m.store IN (SELECT value FROM json_each(?))
       AND (m.branch IS NULL OR m.branch = ?)
     ORDER BY score, m.id
     LIMIT ?
+"""
+# The vector index holds unarchived memories only; the few archived ones a
+# search asks for are compared one by one.
+_ARCHIVED_VECTORS = """
+    SELECT id, embedding FROM memories
+    WHERE archived = 1 AND model = ?
+      AND store IN (SELECT value FROM json_each(?))
+      AND (branch IS NULL OR branch = ?)
 """
 
 
@@ -197,17 +205,20 @@ class SQLiteStorage(DecisionsMixin):
             # no row and are skipped.
             conn.executemany("UPDATE memories SET model = ?, embedding = ? WHERE id = ?", rows)
 
-    def mark_reviewed(self, first_id: int, second_id: int) -> None:
+    def mark_reviewed(self, first_id: int, second_id: int, verdict: Verdict = "different") -> None:
         low, high = sorted((int(first_id), int(second_id)))
         if low == high:
             raise ValueError(f"a memory cannot be its own duplicate (id {low})")
         with self._write() as conn:
             # A memory deleted meanwhile is skipped rather than failing the
-            # foreign key: its pair no longer needs a review.
+            # foreign key: its pair no longer needs a review. A new verdict
+            # replaces the old one: the latest review counts.
             conn.execute(
-                "INSERT OR IGNORE INTO dedup_reviews (first_id, second_id, reviewed_at)"
-                " SELECT ?, ?, ? WHERE (SELECT count(*) FROM memories WHERE id IN (?, ?)) = 2",
-                (low, high, time.time(), low, high),
+                "INSERT INTO dedup_reviews (first_id, second_id, reviewed_at, verdict)"
+                " SELECT ?, ?, ?, ? WHERE (SELECT count(*) FROM memories WHERE id IN (?, ?)) = 2"
+                " ON CONFLICT (first_id, second_id) DO UPDATE SET verdict = excluded.verdict,"
+                " reviewed_at = excluded.reviewed_at",
+                (low, high, time.time(), verdict, low, high),
             )
 
     # -- reads -------------------------------------------------------------
@@ -240,16 +251,32 @@ class SQLiteStorage(DecisionsMixin):
         )
         return [StoreInfo(name, int(live), int(archived)) for name, live, archived in rows]
 
-    def vector_search(self, query: Vector, model: str, scope: Scope, limit: int) -> list[ScoredId]:
+    def vector_search(
+        self, query: Vector, model: str, scope: Scope, limit: int, *, include_archived: bool = False
+    ) -> list[ScoredId]:
         if not scope.stores or limit <= 0:
             return []
         vector = np.ascontiguousarray(query, dtype=np.float32)
         with self._lock:
             index = self._cache.vectors(model)
             hits = index.search(vector, model, scope.stores, scope.branch, limit)
-        return [ScoredId(memory_id, score) for memory_id, score in hits]
+        found = [ScoredId(memory_id, score) for memory_id, score in hits]
+        if include_archived:
+            found.extend(self._archived_hits(vector, model, scope))
+            found.sort(key=lambda hit: (-hit.score, hit.id))
+        return found[:limit]
 
-    def text_search(self, query: str, scope: Scope, limit: int) -> list[ScoredId]:
+    def _archived_hits(self, vector: Vector, model: str, scope: Scope) -> list[ScoredId]:
+        rows = self._fetchall(_ARCHIVED_VECTORS, (model, json.dumps(scope.stores), scope.branch))
+        return [
+            ScoredId(memory_id, float(from_blob(blob) @ vector))
+            for memory_id, blob in rows
+            if len(blob) == 4 * len(vector)
+        ]
+
+    def text_search(
+        self, query: str, scope: Scope, limit: int, *, include_archived: bool = False
+    ) -> list[ScoredId]:
         words = fts.words(query)
         if not words or not scope.stores or limit <= 0:
             return []
@@ -258,7 +285,8 @@ class SQLiteStorage(DecisionsMixin):
             if expression is None:
                 return []
             rows = self._conn.execute(
-                _TEXT_SEARCH, (expression, json.dumps(scope.stores), scope.branch, limit)
+                _TEXT_SEARCH,
+                (expression, include_archived, json.dumps(scope.stores), scope.branch, limit),
             ).fetchall()
         # bm25 is lower-is-better; negated, scores grow with quality.
         return [ScoredId(memory_id, -score) for memory_id, score in rows]
@@ -284,6 +312,14 @@ class SQLiteStorage(DecisionsMixin):
             (store,),
         )
         return {(first, second) for first, second in rows}
+
+    def review_verdicts(self, store: str) -> dict[tuple[int, int], Verdict]:
+        rows = self._fetchall(
+            "SELECT r.first_id, r.second_id, r.verdict FROM dedup_reviews AS r"
+            " JOIN memories AS m ON m.id = r.first_id WHERE m.store = ?",
+            (store,),
+        )
+        return {(first, second): verdict for first, second, verdict in rows}
 
     def models_in_use(self) -> dict[str, int]:
         return dict(self._fetchall("SELECT model, count(*) FROM memories GROUP BY model", ()))

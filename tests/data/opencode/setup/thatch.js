@@ -1,4 +1,4 @@
-// thatch for opencode (template a4608c55b07f), written by `thatch setup --opencode`,
+// thatch for opencode (template 8bf0024539cf), written by `thatch setup --opencode`,
 // which rewrites it; `thatch setup --opencode --uninstall` removes it. Each event
 // runs `thatch hook opencode EVENT` with a JSON payload on stdin and puts what
 // thatch prints where the model reads it. Every failure is ignored.
@@ -34,7 +34,7 @@ function partID() {
 const safe = (hook) => async (...args) => { try { await hook(...args); } catch {} };
 
 export const ThatchPlugin = async ({ directory }) => {
-  // Session-start text per session, added to every turn's system prompt.
+  // Session-start text per session: in every turn's system prompt and the compaction summary.
   const briefings = new Map();
   const send = (event, sessionID, fields) =>
     thatch(event, directory, { session_id: sessionID, cwd: directory, ...fields });
@@ -69,7 +69,7 @@ export const ThatchPlugin = async ({ directory }) => {
     }),
     "experimental.session.compacting": safe(async (input, output) => {
       const text = send("experimental.session.compacting", input.sessionID, {});
-      if (text) output.context.push(text);
+      output.context.push(...[briefings.get(input.sessionID), text].filter(Boolean));
     }),
     "experimental.chat.system.transform": safe(async (input, output) => {
       const text = input.sessionID && briefings.get(input.sessionID);
