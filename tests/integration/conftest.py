@@ -146,11 +146,10 @@ def daily_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def stop_daemons(env: dict[str, str]) -> None:
-    """Stop the daemon of ``env``'s THATCH_HOME, and any spare that takes its lock after it.
+    """Stop the daemon of ``env``'s THATCH_HOME, and any that takes its lock after it.
 
-    A hook that found no daemon may have started a second one beside the
-    first; it waits for the lock (up to the daemon's lock wait) and would
-    serve once the first stops.
+    Only a daemon replacing an outdated one waits for the lock, but a test
+    must not leave a process behind whatever the code under test does.
     """
     import time
 

@@ -91,6 +91,15 @@ def test_import_takes_lone_surrogate_escapes_and_a_non_utf8_file_name(
     )
 
 
+def test_an_import_file_starting_with_a_byte_order_mark_is_read(
+    thatch: Runner, tmp_path: Path
+) -> None:
+    source = tmp_path / "from-windows.jsonl"
+    source.write_bytes(b"\xef\xbb\xbf" + LINE.format(label="bom", content="after a BOM").encode())
+    thatch("import", str(source))
+    assert as_json(thatch("show", "bom", "global", "--json"))["content"] == "after a BOM"
+
+
 def test_import_of_undecodable_bytes_names_the_line_and_changes_nothing(home: Path) -> None:
     text = LINE.format(label="fine", content="ok") + LINE.format(label="bad", content="x")
     data = text.encode().replace(b'"x"', b'"\xff"')

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 
 from integration.conftest import Runner, as_json
 
@@ -40,3 +42,21 @@ def test_json_keeps_the_content_exact(thatch: Runner) -> None:
         assert not RAW_CONTROL.search(completed.stdout)
     shown, (listed,), (found,) = (as_json(completed) for completed in outputs)
     assert shown["content"] == listed["content"] == found["content"] == CONTENT
+
+
+def test_batch_search_and_export_print_no_raw_control_and_keep_the_data(
+    thatch: Runner, tmp_path: Path
+) -> None:
+    thatch("remember", "deploys", "-", "--store", "global", input=CONTENT)
+    batch = thatch("search", "-", input='{"query": "how do deploys go through staging"}\n')
+    exported = thatch("export")
+    for completed in (batch, exported):
+        assert not RAW_CONTROL.search(completed.stdout)
+    (answer,) = [json.loads(line) for line in batch.stdout.splitlines()]
+    assert answer["results"][0]["content"] == CONTENT
+    # An export read back is the same memory, controls and all.
+    dump = tmp_path / "export.jsonl"
+    dump.write_text(exported.stdout)
+    thatch("forget", "deploys", "global")
+    thatch("import", str(dump))
+    assert as_json(thatch("show", "deploys", "global", "--json"))["content"] == CONTENT

@@ -24,7 +24,7 @@ import thatch
 import thatch_sqlite.plugin
 from thatch import rundir, wire
 from thatch.config import Config
-from thatch.daemon import lock
+from thatch.daemon import lifecycle, lock
 from thatch.daemon.handlers import Handlers, version_tuple
 from thatch.daemon.server import DaemonServer
 from thatch.daemon.spool import Spool
@@ -403,7 +403,7 @@ def test_the_lock_file_is_private(tmp_path: Path) -> None:
 
 HOLDER = """
 import sys, time
-from thatch.daemon import lock
+from thatch.daemon import lifecycle, lock
 fd = lock.acquire(sys.argv[1])
 print("held" if fd is not None else "refused", flush=True)
 time.sleep(60)
@@ -881,3 +881,35 @@ def test_the_daemon_maps_no_database_unless_asked(tmp_path: Path) -> None:
     (home / "config" / "config.toml").write_text('[storage]\nmmap_mb = 64\nbackend = "sqlite"\n')
     chosen = _long_lived(Config.load(home, environ={})).sections["storage"]
     assert chosen == {"mmap_mb": 64, "backend": "sqlite"}
+
+
+@pytest.mark.parametrize(
+    ("replacing", "waits"), [(False, 0.0), (True, lifecycle.LOCK_WAIT_SECONDS)]
+)
+def test_only_a_daemon_replacing_an_outdated_one_waits_for_the_lock(
+    home: Path, monkeypatch: pytest.MonkeyPatch, replacing: bool, waits: float
+) -> None:
+    """A spare that waited would take over the moment 'thatch daemon stop' ended the first."""
+    asked: list[float] = []
+
+    def held_elsewhere(path: str, wait_seconds: float = 0.0) -> int | None:
+        asked.append(wait_seconds)
+        return None  # another daemon holds it
+
+    monkeypatch.setattr(lock, "acquire", held_elsewhere)
+    assert lifecycle.run(str(home), environ={}, replacing=replacing) == 0
+    assert asked == [waits]
+
+
+@pytest.mark.skipif(sys.platform == "darwin", reason="XDG folders are Linux's")
+@pytest.mark.parametrize("moved", [False, True])
+def test_platformdirs_and_the_standard_library_twin_place_every_folder_alike(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, moved: bool
+) -> None:
+    for variable in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
+        if moved:
+            monkeypatch.setenv(variable, str(tmp_path / variable.lower()))
+        else:
+            monkeypatch.delenv(variable, raising=False)
+    # os.environ itself: platformdirs; a copy of it: the twin the hook commands use.
+    assert Paths.for_user() == Paths.for_user(dict(os.environ))

@@ -229,7 +229,10 @@ def test_an_outdated_daemon_is_replaced(harness: Harness) -> None:
     harness.daemon(lambda request: {"ok": False, "error": "outdated", "restart": True})
     harness.run(HookArgs("flush-tools"))
     assert len(harness.spooled()) == 1
-    assert len(harness.spawned) == 1
+    ((argv, _env),) = harness.spawned
+    # It waits for the outdated one to let go of the lock; an ordinary start does not.
+    assert argv == autostart.daemon_command(replacing=True)
+    assert argv[-1] == "--replacing"
 
 
 def test_a_hung_daemon_times_out_and_the_event_is_spooled(harness: Harness) -> None:
@@ -734,4 +737,31 @@ def test_the_cap_passing_just_before_the_timer_stops_is_not_a_traceback(
     monkeypatch.setattr(backstop.Backstop, "cancel", cancel_late)
     assert harness.run(HookArgs("flush-tools")) == "seen s1\n"
     assert fired == [True]
+    assert harness.spooled() == []  # answered: the spooled copy was removed
+
+
+def test_a_daemon_that_gives_way_to_another_starting_one_is_waited_for(
+    harness: Harness,
+) -> None:
+    """Two hooks (or a hook and thatch mcp) started a daemon at the same instant."""
+    from thatch.daemon import lock
+
+    harness.env[cap.COLD_START_ENV_VAR] = "60000"
+    Path(harness.located.runtime_dir).mkdir(parents=True, exist_ok=True)
+    held: list[int] = []
+
+    def spawn_beside_another() -> int:
+        # The other daemon wins the lock and listens a moment later; ours exits 0.
+        fd = lock.acquire(harness.located.lock_path)
+        assert fd is not None
+        held.append(fd)
+        threading.Timer(0.3, lambda: harness.daemon(echo)).start()
+        return REAL_SPAWN([sys.executable, "-c", "raise SystemExit(0)"], {})
+
+    harness.on_spawn = spawn_beside_another
+    try:
+        assert harness.run(HookArgs("reminder")) == "seen s1\n"
+    finally:
+        for fd in held:
+            lock.release(fd)
     assert harness.spooled() == []  # answered: the spooled copy was removed

@@ -313,7 +313,9 @@ def test_a_daemon_that_fails_to_start_is_unavailable(
 ) -> None:
     # A daemon that exits at once with an error, as one with a broken config would.
     monkeypatch.setattr(
-        autostart, "daemon_command", lambda: [sys.executable, "-c", "raise SystemExit(3)"]
+        autostart,
+        "daemon_command",
+        lambda replacing=False: [sys.executable, "-c", "raise SystemExit(3)"],
     )
     with pytest.raises(Unavailable, match="exited with status 3"):
         opener(home).open()

@@ -85,3 +85,9 @@ def test_a_request_with_a_cut_emoji_reaches_the_daemon_whole(tmp_path: Path) -> 
         thread.join()
     assert received == [{"op": "hook", "payload": {"prompt": "party \ufffd"}}]
     assert answer_line == {"ok": True, "output": "party \ufffd"}
+
+
+def test_a_line_nested_past_the_recursion_limit_is_a_wire_error() -> None:
+    deep = b'{"a":' + b"[" * 5000 + b"]" * 5000 + b"}\n"
+    with pytest.raises(wire.WireError, match="nested too deeply"):
+        wire.decode(deep)

@@ -53,14 +53,32 @@ class Paths:
 
     @classmethod
     def for_user(cls, environ: Mapping[str, str] | None = None) -> Paths:
-        """The user's folders, placed by the XDG variables of ``environ`` (default: os.environ)."""
-        dirs = rundir.user_dirs(environ)
+        """The user's folders, placed by the XDG variables of ``environ`` (default: os.environ).
+
+        platformdirs knows each platform's folders, but reads only this
+        process's environment; for another mapping (a caller's, a test's) the
+        standard-library twin the hook commands use places them (a unit test
+        keeps the two in step). The runtime folder always comes from the
+        twin, so hooks and the daemon agree on the socket.
+        """
+        located = rundir.user_dirs(environ)
+        if environ is not None and environ is not os.environ:
+            return cls(
+                config_dir=Path(located.config_dir),
+                data_dir=Path(located.data_dir),
+                state_dir=Path(located.state_dir),
+                cache_dir=Path(located.cache_dir),
+                runtime_dir=Path(located.runtime_dir),
+            )
+        import platformdirs
+
+        dirs = platformdirs.PlatformDirs(APP_NAME, appauthor=False)
         return cls(
-            config_dir=Path(dirs.config_dir),
-            data_dir=Path(dirs.data_dir),
-            state_dir=Path(dirs.state_dir),
-            cache_dir=Path(dirs.cache_dir),
-            runtime_dir=Path(dirs.runtime_dir),
+            config_dir=Path(dirs.user_config_dir),
+            data_dir=Path(dirs.user_data_dir),
+            state_dir=Path(dirs.user_state_dir),
+            cache_dir=Path(dirs.user_cache_dir),
+            runtime_dir=Path(located.runtime_dir),
         )
 
     @classmethod

@@ -91,6 +91,9 @@ def decode(line: bytes) -> dict[str, Any]:
         message = json.loads(text)
     except ValueError as exc:
         raise WireError(f"not a JSON line: {exc}") from None
+    except RecursionError:
+        # Hooks refuse payloads this deep; anything else sending one gets a clear no.
+        raise WireError("not a JSON line: nested too deeply") from None
     if not isinstance(message, dict):
         raise WireError("a message must be a JSON object")
     if unicode_fix.has_surrogate_escape(text):

@@ -22,6 +22,7 @@ from typing import IO, Any, TypeVar
 
 from thatch.errors import InvalidInputError, ThatchError
 from thatch.jsonlines import optional_text, parse_object, require_text
+from thatch.safetext import visible
 from thatch.unicode_fix import scrub_text
 
 #: The most results one search or query may ask for.
@@ -31,6 +32,8 @@ MAX_ID = 2**63 - 1
 #: The longest import line, newline included. A memory holds at most 20,000
 #: characters, which JSON escapes to well under this.
 MAX_LINE_BYTES = 1024 * 1024
+#: The UTF-8 byte order mark.
+_BOM = b"\xef\xbb\xbf"
 
 T = TypeVar("T")
 
@@ -152,6 +155,8 @@ class ImportSource:
                     f"{self.name} line {line_number} is over {MAX_LINE_BYTES // 1024} KiB; "
                     "write one memory a line"
                 )
+            if line_number == 1 and raw.startswith(_BOM):
+                raw = raw[len(_BOM) :]  # editors on Windows start UTF-8 files with one
             try:
                 yield raw.decode("utf-8")
             except UnicodeDecodeError as exc:
@@ -246,5 +251,6 @@ def answer_stdin_queries(answer: Answer, default_store: str | None, default_limi
         except ThatchError as exc:
             failed += 1
             reply = {"line": line_number, "error": str(exc)}
-        print(json.dumps(reply, ensure_ascii=False), flush=True)
+        # visible(): C1 controls become JSON escapes, the same data, inert on a terminal.
+        print(visible(json.dumps(reply, ensure_ascii=False)), flush=True)
     return 1 if failed else 0

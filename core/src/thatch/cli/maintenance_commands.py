@@ -14,6 +14,7 @@ from thatch.cli.inputs import batches, count_checked, open_import_file
 from thatch.cli.memory_commands import connect
 from thatch.duplicates import pair_key
 from thatch.models import DuplicatePair, ImportResult, RememberResult
+from thatch.safetext import visible
 from thatch.serialize import to_json_data
 from thatch.transfer import ImportLine, parse_lines
 
@@ -85,7 +86,8 @@ def hygiene(args: argparse.Namespace) -> int:
 def export(args: argparse.Namespace) -> int:
     with connect(args) as th:
         for line in th.export(args.store):
-            sys.stdout.write(line + "\n")
+            # The same data (C1 controls as JSON escapes), safe to print on a terminal.
+            sys.stdout.write(visible(line) + "\n")
     return 0
 
 

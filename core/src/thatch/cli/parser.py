@@ -282,6 +282,13 @@ def _add_runtime(
     ):
         sub = actions.add_parser(name, help=text, description=text, parents=[parent])
         sub.set_defaults(run=handler)
+        if name == "run":
+            sub.add_argument(
+                "--replacing",
+                action="store_true",
+                help="wait a few seconds for a daemon that is stopping to let go of its lock "
+                "(what a newer thatch starts when it replaces an older daemon)",
+            )
 
     sub = commands.add_parser(
         "doctor",

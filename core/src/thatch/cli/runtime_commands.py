@@ -124,7 +124,7 @@ def _show_status(status: dict[str, Any]) -> None:
 def daemon_run(args: argparse.Namespace) -> int:
     from thatch.daemon.lifecycle import run
 
-    return run(getattr(args, "home", None))
+    return run(getattr(args, "home", None), replacing=bool(getattr(args, "replacing", False)))
 
 
 def doctor(args: argparse.Namespace) -> int:

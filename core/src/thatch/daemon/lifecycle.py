@@ -28,7 +28,7 @@ log = logging.getLogger("thatch")
 
 #: How often the spool folder is checked and the idle time compared.
 TICK_SECONDS = 0.5
-#: A daemon that was just told to stop may still hold the lock this long.
+#: A daemon that was just told to stop (it is outdated) may still hold the lock this long.
 LOCK_WAIT_SECONDS = 5.0
 #: Sessions not seen for this long lose their queues and nudge state.
 SESSION_RETENTION_SECONDS = 7 * 24 * 3600
@@ -41,14 +41,23 @@ _MAX_REMEMBERED_ERRORS = 64
 T = TypeVar("T")
 
 
-def run(home: str | None = None, environ: Mapping[str, str] | None = None) -> int:
-    """Serve until stopped, idle for too long, or signalled; returns the exit status."""
+def run(
+    home: str | None = None, environ: Mapping[str, str] | None = None, *, replacing: bool = False
+) -> int:
+    """Serve until stopped, idle for too long, or signalled; returns the exit status.
+
+    A daemon finding the lock held exits at once: another one runs or is
+    starting (two hooks found none at the same moment). Only one that
+    ``replacing`` an outdated daemon, which is exiting, waits for its lock;
+    a spare that waited would take over the moment ``thatch daemon stop``
+    ended the first.
+    """
     env = os.environ if environ is None else environ
     located = rundir.locate(env, home=home)
     security.private_dir(located.runtime_dir)
     os.makedirs(located.state_dir, mode=0o700, exist_ok=True)
     logfile.configure(located.log_path)
-    held = lock.acquire(located.lock_path, wait_seconds=LOCK_WAIT_SECONDS)
+    held = lock.acquire(located.lock_path, wait_seconds=LOCK_WAIT_SECONDS if replacing else 0.0)
     if held is None:
         log.info("another daemon holds %s; not starting", located.lock_path)
         return 0

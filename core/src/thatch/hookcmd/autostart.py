@@ -25,9 +25,14 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
 
-def daemon_command() -> list[str]:
-    """The daemon's command line (``-P``: a ``thatch`` folder in the cwd must not shadow us)."""
-    return [sys.executable, "-P", "-m", "thatch", "daemon", "run"]
+def daemon_command(*, replacing: bool = False) -> list[str]:
+    """The daemon's command line (``-P``: a ``thatch`` folder in the cwd must not shadow us).
+
+    ``replacing``: the daemon answered that it is outdated and is exiting; the
+    new one waits for its lock instead of exiting at once.
+    """
+    command = [sys.executable, "-P", "-m", "thatch", "daemon", "run"]
+    return [*command, "--replacing"] if replacing else command
 
 
 class Start:
@@ -55,6 +60,7 @@ def start_daemon(
     *,
     spaced: bool = True,
     lock_path: str | None = None,
+    replacing: bool = False,
 ) -> Start:
     """Start the daemon unless disabled or, when ``spaced``, tried just now.
 
@@ -67,6 +73,9 @@ def start_daemon(
     or running), none is started beside it. A spare would wait for that lock
     and take over the moment the first one stops, so `thatch daemon stop`
     right after a cold start would leave a daemon running.
+
+    ``replacing``: the running daemon said it is outdated; the new one waits
+    for it to let go of the lock (see :func:`daemon_command`).
 
     Raises ``OSError`` when the process cannot be started.
     """
@@ -84,7 +93,7 @@ def start_daemon(
     env = dict(environ)
     if home:
         env["THATCH_HOME"] = home
-    pid = _spawn(daemon_command(), env)
+    pid = _spawn(daemon_command(replacing=replacing), env)
     return Start("starting the daemon", coming=True, pid=pid)
 
 

@@ -4,9 +4,11 @@ Used by hooks whose answer the agent reads (:mod:`thatch.hookcmd.answers`)
 when no daemon was running. The event is already spooled and the daemon
 started; this polls the socket until the daemon listens, then sends the
 event once. When the daemon this hook started exits before anyone
-listens, the wait ends at once instead of at the end of the allowance:
-with an error status it failed to start; with 0 it waited the daemon's
-lock-wait (5 s) for another daemon that holds the lock and never listened.
+listens, the wait ends at once instead of at the end of the allowance if
+it failed to start (an error status), or if it exited 0 (another daemon
+held the lock) and no daemon holds the lock any more. While another holds
+it — two hooks, or a hook and ``thatch mcp``, each started one at the same
+instant — that one is coming, and the wait goes on.
 """
 
 from __future__ import annotations
@@ -44,13 +46,15 @@ def ask_when_listening(
     until: float,
     pid: int | None,
     on_warming: Callable[[], float],
+    lock_path: str | None = None,
 ) -> dict[str, Any]:
     """Send ``message`` once the daemon listens and return its answer.
 
     ``until`` is a :func:`time.monotonic` time; ``pid`` the daemon process
-    this hook started, if it did. Raises ``TimeoutError`` when the daemon
-    neither listens nor answers by ``until``, :class:`DaemonFailed`, and
-    whatever :func:`thatch.wire.request` raises once connected.
+    this hook started, if it did; ``lock_path`` the daemon's lock. Raises
+    ``TimeoutError`` when the daemon neither listens nor answers by
+    ``until``, :class:`DaemonFailed`, and whatever
+    :func:`thatch.wire.request` raises once connected.
     """
     while True:
         remaining = until - time.monotonic()
@@ -63,5 +67,15 @@ def ask_when_listening(
         if pid is not None:
             status = autostart.exit_status(pid)
             if status is not None:
-                raise DaemonFailed(status)
+                if status != 0 or not _another_holds(lock_path):
+                    raise DaemonFailed(status)
+                pid = None  # ours gave way to the daemon holding the lock: wait for that one
         time.sleep(max(min(POLL_SECONDS, until - time.monotonic()), 0))
+
+
+def _another_holds(lock_path: str | None) -> bool:
+    if lock_path is None:
+        return False
+    from thatch.daemon.lock import is_held
+
+    return is_held(lock_path)

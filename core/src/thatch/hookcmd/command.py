@@ -231,6 +231,7 @@ class _HookRun:
                 self.deadline - self.reserve,
                 start.pid,
                 self._on_warming,
+                lock_path=self.located.lock_path,
             )
         except coldstart.DaemonFailed as exc:
             self.notes.append(f"{exc}; run 'thatch daemon run' to see why")
@@ -269,7 +270,9 @@ class _HookRun:
         restart = answer.get("restart") is True
         if answer.get("ok") is not True:
             error = str(answer.get("error", "no error given"))[:_MAX_ERROR_CHARS]
-            self.fail(f"the daemon answered with an error ({error})", start=restart)
+            self.fail(
+                f"the daemon answered with an error ({error})", start=restart, replacing=restart
+            )
             return
         self.answered = True
         if self.held is not None:
@@ -281,18 +284,21 @@ class _HookRun:
             elapsed_ms = (time.monotonic() - self.started) * 1000
             self.notes.append(f"answered {elapsed_ms:.0f} ms after the hook started")
         if restart:
-            self._start_daemon("the daemon is outdated")
+            self._start_daemon("the daemon is outdated", replacing=True)
         output = answer.get("output")
         if isinstance(output, str) and output:
             self.backstop.writing = True
             _write_all(stdout_fd, output if output.endswith("\n") else output + "\n")
 
-    def fail(self, reason: str, *, start: bool) -> None:
-        """Note why the daemon did not take the event and where it is kept; maybe start one."""
+    def fail(self, reason: str, *, start: bool, replacing: bool = False) -> None:
+        """Note why the daemon did not take the event and where it is kept; maybe start one.
+
+        ``replacing``: the daemon is outdated and exiting (see autostart.daemon_command).
+        """
         self.notes.append(reason)
         self._spool()
         if start:
-            self._start_daemon("the daemon is needed")
+            self._start_daemon("the daemon is needed", replacing=replacing)
 
     def abort(self, exc: BaseException) -> None:
         """The run was cut short by ``exc``: keep the event if it was read."""
@@ -397,7 +403,7 @@ class _HookRun:
         else:
             self.notes.append(f"could not spool the event ({self.spool_error}); it is lost")
 
-    def _start_daemon(self, why: str, *, spaced: bool = True) -> Start:
+    def _start_daemon(self, why: str, *, spaced: bool = True, replacing: bool = False) -> Start:
         """Start the daemon (see :mod:`thatch.hookcmd.autostart`) and note what happened."""
         from thatch.hookcmd import autostart
 
@@ -411,6 +417,7 @@ class _HookRun:
                 absolute,
                 spaced=spaced,
                 lock_path=None if spaced else self.located.lock_path,
+                replacing=replacing,
             )
         except OSError as exc:
             start = autostart.Start(

@@ -27,6 +27,8 @@ MAX_PAYLOAD = 8 * 1024 * 1024
 IDLE_SECONDS = 0.02
 _CHUNK = 256 * 1024
 _BOM = b"\xef\xbb\xbf"
+#: Deepest nesting a payload may have (harness payloads nest a dozen levels).
+MAX_NESTING = 500
 
 
 class Received:
@@ -110,14 +112,45 @@ def _text(raw: bytes) -> str:
 
 
 def _loads(text: str) -> object:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        raise
-    except ValueError:
-        # Not a syntax error: a number over int's digit limit. Read again, keeping such
-        # numbers as their digits (the C parser's fast path stays on the first try).
-        return json.loads(text, parse_int=_int_or_digits)
+    with _NestingLimit():
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError:
+            raise
+        except ValueError:
+            # Not a syntax error: a number over int's digit limit. Read again, keeping such
+            # numbers as their digits (the C parser's fast path stays on the first try).
+            return json.loads(text, parse_int=_int_or_digits)
+
+
+class _NestingLimit:
+    """At most :data:`MAX_NESTING` levels while parsing, whatever the stack below.
+
+    The parser's depth counts against the interpreter's recursion limit, so a
+    payload right under it here could be too deep for the daemon, which
+    parses it inside a larger message on a deeper stack, and lost there.
+    Refused here instead, with a log line, it is refused the same way every time.
+    """
+
+    def __enter__(self) -> None:
+        import sys
+
+        self._saved = sys.getrecursionlimit()
+        sys.setrecursionlimit(_stack_depth() + MAX_NESTING)
+
+    def __exit__(self, *exc: object) -> None:
+        import sys
+
+        sys.setrecursionlimit(self._saved)
+
+
+def _stack_depth() -> int:
+    import sys
+
+    depth, frame = 0, sys._getframe()
+    while frame is not None:
+        depth, frame = depth + 1, frame.f_back
+    return depth
 
 
 def _int_or_digits(digits: str) -> int | str:

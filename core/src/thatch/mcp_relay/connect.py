@@ -137,6 +137,7 @@ class Opener:
                 until,
                 start.pid,
                 lambda: until - time.monotonic(),
+                lock_path=self.located.lock_path,
             )
         except coldstart.DaemonFailed as exc:
             raise Unavailable(f"{exc}; run 'thatch daemon run' to see why") from exc
