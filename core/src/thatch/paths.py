@@ -62,22 +62,28 @@ class Paths:
         twin, so hooks and the daemon agree on the socket.
         """
         located = rundir.user_dirs(environ)
-        if environ is not None and environ is not os.environ:
-            return cls(
-                config_dir=Path(located.config_dir),
-                data_dir=Path(located.data_dir),
-                state_dir=Path(located.state_dir),
-                cache_dir=Path(located.cache_dir),
-                runtime_dir=Path(located.runtime_dir),
-            )
-        import platformdirs
+        folders: tuple[str, str, str, str] = (
+            located.config_dir,
+            located.data_dir,
+            located.state_dir,
+            located.cache_dir,
+        )
+        if environ is None or environ is os.environ:
+            import platformdirs
 
-        dirs = platformdirs.PlatformDirs(APP_NAME, appauthor=False)
+            dirs = platformdirs.PlatformDirs(APP_NAME, appauthor=False)
+            folders = (
+                dirs.user_config_dir,
+                dirs.user_data_dir,
+                dirs.user_state_dir,
+                dirs.user_cache_dir,
+            )
+        config, data, state, cache = (Path(folder) for folder in folders)
         return cls(
-            config_dir=Path(dirs.user_config_dir),
-            data_dir=Path(dirs.user_data_dir),
-            state_dir=Path(dirs.user_state_dir),
-            cache_dir=Path(dirs.user_cache_dir),
+            config_dir=config,
+            data_dir=data,
+            state_dir=state,
+            cache_dir=cache,
             runtime_dir=Path(located.runtime_dir),
         )
 
