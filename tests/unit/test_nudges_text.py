@@ -232,3 +232,18 @@ def test_save_reminder_is_one_tier_three_line(word: str) -> None:
     assert word in nudge.text
     assert "\n" not in nudge.text
     assert nudge.text == SAVE_REMINDER
+
+
+def test_the_reminders_name_the_tools_as_opencode_shows_them() -> None:
+    from thatch.reminder_text import SESSION_REMINDER_STATIC, named, tool_prefix
+
+    prefix = tool_prefix("opencode")
+    assert prefix == "thatch_"
+    assert "thatch_memory_remember" in save_reminder(prefix).text
+    opencode_session = named(SESSION_REMINDER_STATIC, prefix)
+    for tool in ("memory_recall", "memory_remember", "extraction_done"):
+        assert f"thatch_{tool}" in opencode_session
+        assert f"thatch_thatch_{tool}" not in opencode_session
+    # Claude Code and Cursor show the bare names.
+    assert tool_prefix("claude") == tool_prefix("cursor") == tool_prefix(None) == ""
+    assert save_reminder(tool_prefix("claude")).text == SAVE_REMINDER

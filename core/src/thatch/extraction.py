@@ -21,6 +21,7 @@ from thatch.events import Event, ToolCall
 from thatch.nudges.framing import Framing, as_data, new_nonce, quoted
 from thatch.nudges.model import Nudge
 from thatch.redact import redact
+from thatch.reminder_text import TOOL_PREFIXES
 from thatch.sessions.models import Interaction, NewInteraction
 from thatch.workflows import NAMES as WORKFLOW_NAMES
 
@@ -347,7 +348,7 @@ WORKFLOWS: dict[str, Workflow] = {
     ),
     "cursor": Workflow(name="thatch-fact-extractor", kind="rule"),
     "opencode": Workflow(
-        tool_prefix="thatch_",
+        tool_prefix=TOOL_PREFIXES["opencode"],
         name="thatch-fact-extractor",
         kind="agent",
         handoff=" (give it this block)",

@@ -31,3 +31,21 @@ SAVE_REMINDER = (
     "[thatch] Learned something that will matter in later sessions (a decision, a convention, "
     "a fix, a preference)? Save it with memory_remember."
 )
+
+#: How a harness shows thatch's MCP tools, where that is not the bare name:
+#: opencode names each ``<server>_<tool>``.
+TOOL_PREFIXES = {"opencode": "thatch_"}
+#: The tools the reminders name.
+_NAMED_TOOLS = ("memory_recall", "memory_remember", "extraction_done")
+
+
+def tool_prefix(harness: str | None) -> str:
+    """What ``harness`` puts before each thatch tool's name ("" for none)."""
+    return TOOL_PREFIXES.get(harness or "", "")
+
+
+def named(text: str, prefix: str) -> str:
+    """``text`` (one of the texts above) with each tool it names as the harness shows it."""
+    for tool in _NAMED_TOOLS if prefix else ():
+        text = text.replace(tool, prefix + tool)
+    return text

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from thatch.hookspecs import hookimpl
 from thatch.nudges.model import Nudge
 from thatch.nudges.reminder import save_reminder
+from thatch.reminder_text import tool_prefix
 
 if TYPE_CHECKING:
     from thatch.events import Event
@@ -21,4 +22,4 @@ def thatch_nudges(event: Event, app: Runtime) -> list[Nudge]:
     """The save reminder, on every prompt."""
     if event.prompt is None:
         return []
-    return [save_reminder()]
+    return [save_reminder(tool_prefix(event.harness))]

@@ -188,9 +188,10 @@ def _delivered(app: Runtime, event: Event, chosen: list[Nudge]) -> None:
 
 def _session_reminder(app: Runtime, event: Event) -> str:
     from thatch.nudges.reminder import session_reminder
+    from thatch.reminder_text import tool_prefix
 
     th = app.project(event.cwd)
-    return session_reminder(th, hygiene=app.hygiene(th))
+    return session_reminder(th, hygiene=app.hygiene(th), tool_prefix=tool_prefix(event.harness))
 
 
 def _format(text: str, event: Event, request: Mapping[str, Any]) -> str:

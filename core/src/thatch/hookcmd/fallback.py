@@ -46,6 +46,7 @@ def output(args: HookArgs, payload: Mapping[str, Any], environ: Mapping[str, str
     else:
         text = reminder_text.SAVE_REMINDER
     harness = harness_of(args, payload, environ)
+    text = reminder_text.named(text, reminder_text.tool_prefix(harness))
     if harness == "cursor":
         # Cursor adds context from sessionStart only (see thatch_cursor.delivery).
         return json.dumps({"additional_context": text}) if kind == answers.SESSION_START else ""

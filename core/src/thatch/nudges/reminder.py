@@ -13,6 +13,7 @@ from thatch.reminder_text import (
     SAVE_LINE,
     SAVE_REMINDER,
     SESSION_TITLE,
+    named,
 )
 
 if TYPE_CHECKING:
@@ -21,9 +22,13 @@ if TYPE_CHECKING:
 SOURCE = "reminder"
 
 
-def save_reminder() -> Nudge:
-    """The tier-3 fallback nudge: a one-line reminder to save new knowledge."""
-    return Nudge(source=SOURCE, text=SAVE_REMINDER, tier=3)
+def save_reminder(tool_prefix: str = "") -> Nudge:
+    """The tier-3 fallback nudge: a one-line reminder to save new knowledge.
+
+    ``tool_prefix``: what the harness puts before thatch's tool names
+    (:func:`thatch.reminder_text.tool_prefix`).
+    """
+    return Nudge(source=SOURCE, text=named(SAVE_REMINDER, tool_prefix), tier=3)
 
 
 #: ``session_reminder(hygiene=COMPUTE)``: build the hygiene report now.
@@ -35,6 +40,7 @@ def session_reminder(
     *,
     now: datetime | None = None,
     hygiene: HygieneReport | Literal["compute"] | None = COMPUTE,
+    tool_prefix: str = "",
 ) -> str:
     """What ``thatch reminder`` prints at session start (under 1,200 characters).
 
@@ -43,16 +49,17 @@ def session_reminder(
     ``now`` decides which memories are stale (default: the current time).
     ``hygiene`` is a report made earlier (the daemon keeps one per project,
     since a duplicate scan of a large store takes longer than a hook may),
-    None to leave the heartbeat out, or :data:`COMPUTE`.
+    None to leave the heartbeat out, or :data:`COMPUTE`. ``tool_prefix``:
+    what the harness puts before thatch's tool names.
     """
     report = th.hygiene(now=now) if hygiene == COMPUTE else hygiene
     return "\n".join(
         [
             SESSION_TITLE,
             _store_line(th.repo_store),
-            RECALL_LINE,
-            SAVE_LINE,
-            EXTRACTION_LINE,
+            named(RECALL_LINE, tool_prefix),
+            named(SAVE_LINE, tool_prefix),
+            named(EXTRACTION_LINE, tool_prefix),
             *(_hygiene_lines(report) if isinstance(report, HygieneReport) else []),
         ]
     )
