@@ -7,36 +7,13 @@ is named after the use case it checks.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from thatch.errors import InvalidInputError
-from thatch.runtime import Runtime
 from thatch.tools import ToolContext, ToolRegistry
-from unit.test_tools import make_runtime
 
 NOTE = "deploys go through the staging cluster first"
-
-
-@pytest.fixture
-def app(tmp_path: Path) -> Iterator[Runtime]:
-    runtime = make_runtime(tmp_path / "home")
-    yield runtime
-    runtime.close()
-
-
-@pytest.fixture
-def ctx(app: Runtime, tmp_path: Path) -> ToolContext:
-    outside = tmp_path / "outside-git"
-    outside.mkdir()
-    return ToolContext(app, app.project(str(outside)))
-
-
-@pytest.fixture
-def registry() -> ToolRegistry:
-    return ToolRegistry()
 
 
 def ok(registry: ToolRegistry, ctx: ToolContext, name: str, **arguments: Any) -> Any:

@@ -4,17 +4,13 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import thatch_sqlite.plugin
-from thatch.config import Config
 from thatch.events import Event
 from thatch.runtime import Runtime
 from thatch.sessions.models import NewInteraction
-from thatch.testing import plugins_with
 from thatch.tools import ToolContext, ToolOutcome, ToolRegistry
 
 CORE_TOOLS = {
@@ -45,30 +41,6 @@ READ_ONLY = {
     "prediction_list",
 }
 DESTRUCTIVE = {"memory_forget", "prediction_delete"}
-
-
-def make_runtime(home: Path) -> Runtime:
-    """A runtime on SQLite in ``home`` with the word-hash embedder and no other plugin."""
-    return Runtime(Config.load(home, environ={}), plugins_with(thatch_sqlite.plugin))
-
-
-@pytest.fixture
-def app(tmp_path: Path) -> Iterator[Runtime]:
-    runtime = make_runtime(tmp_path / "home")
-    yield runtime
-    runtime.close()
-
-
-@pytest.fixture
-def ctx(app: Runtime, tmp_path: Path) -> ToolContext:
-    outside = tmp_path / "outside-git"
-    outside.mkdir()
-    return ToolContext(app, app.project(str(outside)))
-
-
-@pytest.fixture
-def registry() -> ToolRegistry:
-    return ToolRegistry()
 
 
 def call(registry: ToolRegistry, ctx: ToolContext, name: str, **arguments: Any) -> ToolOutcome:

@@ -21,6 +21,7 @@ from thatch.daemon.handlers import Handlers
 from thatch.daemon.hook_events import handle_hook
 from thatch.daemon.server import DaemonServer
 from thatch.daemon.spool import Spool
+from thatch.daemon.throttle import Throttle
 from thatch.plugins import Plugins
 from thatch.runtime import Runtime
 
@@ -35,8 +36,6 @@ SESSION_RETENTION_SECONDS = 7 * 24 * 3600
 PURGE_EVERY_SECONDS = 3600
 #: A step of the loop that keeps failing the same way is logged this often at most.
 FAILURE_LOG_SECONDS = 60.0
-#: Distinct failures remembered for that, before the old ones are forgotten.
-_MAX_REMEMBERED_ERRORS = 64
 
 T = TypeVar("T")
 
@@ -144,8 +143,8 @@ class Steps:
 
     def __init__(self, quiet_seconds: float = FAILURE_LOG_SECONDS) -> None:
         self.quiet_seconds = quiet_seconds
-        #: (step, error type and line) → when it was last logged (monotonic).
-        self._logged: dict[tuple[str, str], float] = {}
+        #: Keyed by (step, error type and line).
+        self._throttle = Throttle(quiet_seconds)
 
     def run(self, name: str, step: Callable[[], T]) -> T | None:
         """``step()``'s result, or None when it raised (and was logged)."""
@@ -163,15 +162,7 @@ class Steps:
             return None
 
     def _due(self, name: str, exc: Exception) -> bool:
-        key = (name, _raised_where(exc))
-        now = time.monotonic()
-        last = self._logged.get(key)
-        if last is not None and now - last < self.quiet_seconds:
-            return False
-        if len(self._logged) >= _MAX_REMEMBERED_ERRORS:
-            self._logged = {k: t for k, t in self._logged.items() if now - t < self.quiet_seconds}
-        self._logged[key] = now
-        return True
+        return self._throttle.due((name, _raised_where(exc)))
 
 
 def _raised_where(exc: BaseException) -> str:

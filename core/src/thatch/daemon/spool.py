@@ -35,6 +35,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from thatch import wire
+from thatch.daemon.throttle import Throttle
 from thatch.hookcmd.spool import SUFFIX, TMP_SUFFIX
 
 log = logging.getLogger("thatch")
@@ -199,18 +200,11 @@ class _Throttled:
     """Warnings for problems that persist from tick to tick: each logged once per ``interval``."""
 
     def __init__(self, interval: float) -> None:
-        self._interval = interval
-        #: When each problem, by key, may be logged again.
-        self._quiet_until: dict[str, float] = {}
+        self._throttle = Throttle(interval)
 
     def warn(self, key: str, message: str, *args: Any) -> None:
-        now = time.monotonic()
-        # Forget the problems past their quiet time: the dict stays small.
-        self._quiet_until = {k: t for k, t in self._quiet_until.items() if t > now}
-        if key in self._quiet_until:
-            return
-        self._quiet_until[key] = now + self._interval
-        log.warning(message, *args)
+        if self._throttle.due(key):
+            log.warning(message, *args)
 
 
 def _read_all(fd: int) -> bytes:

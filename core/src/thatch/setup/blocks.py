@@ -53,6 +53,17 @@ def render(name: str, text: str, newline: str = "\n") -> str:
 def find(text: str, name: str, source: str) -> tuple[int, int] | None:
     """The span of block ``name`` (from its begin line to after its end line), or None."""
     begin, end = begin_marker(name), end_marker(name)
+    start, stop = _span(text, begin, end)
+    if start is not None and stop is None:
+        raise InvalidInputError(
+            f"{source} has the line '{begin}' but no '{end}' after it; add the end line "
+            "where thatch's text stops (or delete the begin line), then run thatch setup again"
+        )
+    return None if start is None or stop is None else (start, stop)
+
+
+def _span(text: str, begin: str, end: str) -> tuple[int | None, int | None]:
+    """Where the first line ``begin`` starts and the next line ``end`` ends (None: absent)."""
     start: int | None = None
     pos = 0
     for line in text.splitlines(keepends=True):
@@ -62,12 +73,7 @@ def find(text: str, name: str, source: str) -> tuple[int, int] | None:
         elif start is not None and stripped == end:
             return start, pos + len(line)
         pos += len(line)
-    if start is not None:
-        raise InvalidInputError(
-            f"{source} has the line '{begin}' but no '{end}' after it; add the end line "
-            "where thatch's text stops (or delete the begin line), then run thatch setup again"
-        )
-    return None
+    return start, None
 
 
 def put(text: str | None, name: str, body: str, source: str) -> tuple[str, str]:
@@ -161,13 +167,7 @@ def legacy_blocks(text: str) -> list[tuple[str, str]]:
 
 def cut(text: str, begin: str, end: str) -> tuple[str, int | None]:
     """``text`` without the first lines ``begin`` … ``end``, and where they were (None: absent)."""
-    start: int | None = None
-    pos = 0
-    for line in text.splitlines(keepends=True):
-        stripped = line.strip()
-        if start is None and stripped == begin:
-            start = pos
-        elif start is not None and stripped == end:
-            return text[:start] + text[pos + len(line) :], start
-        pos += len(line)
-    return text, None
+    start, stop = _span(text, begin, end)
+    if start is None or stop is None:
+        return text, None
+    return text[:start] + text[stop:], start
