@@ -136,13 +136,14 @@ class LineReader:
 
 def request(
     socket_path: str,
-    message: dict[str, Any],
+    message: dict[str, Any] | bytes,
     timeout: float,
     on_warming: Callable[[], float] | None = None,
 ) -> dict[str, Any]:
     """Send one request to the daemon and return its answer.
 
-    ``on_warming`` is called when the daemon says it is warming up (a
+    ``message`` may be already encoded (:func:`encode`), as a hook's spooled
+    request is. ``on_warming`` is called when the daemon says it is warming up (a
     request with ``warming_notice``); it returns how many seconds to wait
     for the answer from then on.
 
@@ -152,7 +153,7 @@ def request(
     raises :class:`thatch.socketguard.UnsafeSocketError`, a ``PermissionError``.
     """
     with socketguard.connect(socket_path, timeout) as sock:
-        sock.sendall(encode(message))
+        sock.sendall(message if isinstance(message, bytes) else encode(message))
         lines = LineReader(sock)
         answer = decode(lines.line())
         if answer.get("warming") is True:

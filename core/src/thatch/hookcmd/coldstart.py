@@ -42,7 +42,7 @@ class DaemonFailed(Exception):
 
 def ask_when_listening(
     socket_path: str,
-    message: dict[str, Any],
+    message: dict[str, Any] | bytes,
     until: float,
     pid: int | None,
     on_warming: Callable[[], float],

@@ -192,7 +192,7 @@ class _HookRun:
             return None
         on_warming = self._on_warming if self.answer_read else None
         try:
-            return wire.request(socket_path, self.message, timeout, on_warming)
+            return wire.request(socket_path, self._line(), timeout, on_warming)
         except FileNotFoundError:
             return self._not_running(f"the daemon is not running (no socket {socket_path})")
         except ConnectionRefusedError:
@@ -227,7 +227,7 @@ class _HookRun:
         try:
             return coldstart.ask_when_listening(
                 self.located.socket_path,
-                self.message,
+                self._line(),
                 self.deadline - self.reserve,
                 start.pid,
                 self._on_warming,
@@ -240,6 +240,11 @@ class _HookRun:
         except (OSError, wire.WireError) as exc:
             self.notes.append(f"the daemon could not be reached ({_describe(exc)})")
         return None
+
+    def _line(self) -> dict[str, Any] | bytes:
+        """The request to send: the bytes spooled for it, so it is encoded once."""
+        assert self.message is not None
+        return self.held.data if self.held is not None else self.message
 
     def _on_warming(self) -> float:
         """The daemon is loading its model: wait up to the allowance; seconds left for it."""

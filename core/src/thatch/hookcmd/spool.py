@@ -41,7 +41,7 @@ def write(spool_dir: str, message: dict[str, Any]) -> str:
 
     Raises ``OSError`` when the folder cannot be written; the caller logs it.
     """
-    path, fd = _write(spool_dir, message, hold=False)
+    path, fd, _data = _write(spool_dir, message, hold=False)
     os.close(fd)
     return path
 
@@ -49,9 +49,11 @@ def write(spool_dir: str, message: dict[str, Any]) -> str:
 class Held:
     """A spooled event whose hook still waits for the daemon; the file stays locked."""
 
-    def __init__(self, path: str, fd: int) -> None:
+    def __init__(self, path: str, fd: int, data: bytes) -> None:
         self.path = path
         self._fd: int | None = fd
+        #: The request as encoded for the file: the hook sends these very bytes.
+        self.data = data
 
     def release(self, *, taken: bool) -> None:
         """Let go of the file; ``taken``: the daemon has the event, so remove the file first."""
@@ -75,7 +77,7 @@ def write_held(spool_dir: str, message: dict[str, Any]) -> Held:
     return Held(*_write(spool_dir, message, hold=True))
 
 
-def _write(spool_dir: str, message: dict[str, Any], *, hold: bool) -> tuple[str, int]:
+def _write(spool_dir: str, message: dict[str, Any], *, hold: bool) -> tuple[str, int, bytes]:
     path = os.path.join(spool_dir, spool_name(str(message.get("event_id", "none"))))
     tmp = path + TMP_SUFFIX
     data = wire.encode(message)
@@ -95,7 +97,7 @@ def _write(spool_dir: str, message: dict[str, Any], *, hold: bool) -> tuple[str,
         os.close(fd)
         _remove_quietly(tmp)
         raise
-    return path, fd
+    return path, fd, data
 
 
 def _create(tmp: str, spool_dir: str) -> int:
