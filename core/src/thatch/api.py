@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from thatch.config import Config
 from thatch.duplicates import duplicate_pairs
@@ -36,7 +36,6 @@ from thatch.models import (
     RecallHit,
     RememberResult,
     Scope,
-    ScoredId,
     StoreInfo,
 )
 from thatch.names import validate_label, validate_store
@@ -48,7 +47,6 @@ from thatch.transfer import ImportLine, export_line
 
 if TYPE_CHECKING:
     from thatch.decisions.service import Decisions
-    from thatch.storage import Vector
 
 #: ``stores`` argument of reads: None = the repository's store and global;
 #: "all" = every store; or explicit names.
@@ -372,7 +370,7 @@ class Thatch:
         storage = self.storage  # opened first, so a missing backend is reported first
         scope = Scope(stores=self.stores_for(stores), branch=self.branch)
         return recall(
-            cast(Storage, _ArchivedToo(storage)) if include_archived else storage,
+            storage,
             self.embedder,
             query,
             scope,
@@ -380,6 +378,7 @@ class Thatch:
             mode=mode,
             min_cosine=min_cosine,
             record=record,
+            include_archived=include_archived,
         )
 
     def list(self, stores: StoreChoice = None, *, include_archived: bool = False) -> list[Memory]:
@@ -441,26 +440,6 @@ class Thatch:
     def describe_plugins(self) -> list[PluginInfo]:
         """The loaded plugins and the hooks each implements."""
         return self.plugins.describe()
-
-
-class _ArchivedToo:
-    """A storage whose two searches also see archived memories; all else is the storage's.
-
-    Recall ranks whatever the searches return, so this is all it takes to
-    recall archived memories on request.
-    """
-
-    def __init__(self, storage: Storage) -> None:
-        self._storage = storage
-
-    def __getattr__(self, name: str) -> object:
-        return getattr(self._storage, name)
-
-    def vector_search(self, query: Vector, model: str, scope: Scope, limit: int) -> list[ScoredId]:
-        return self._storage.vector_search(query, model, scope, limit, include_archived=True)
-
-    def text_search(self, query: str, scope: Scope, limit: int) -> list[ScoredId]:
-        return self._storage.text_search(query, scope, limit, include_archived=True)
 
 
 __all__ = ["ALL", "Thatch", "open"]

@@ -27,21 +27,31 @@ def recall(
     mode: RecallMode = "hybrid",
     min_cosine: float | None = None,
     record: bool = True,
+    include_archived: bool = False,
 ) -> list[RecallHit]:
     """The ``limit`` best memories in ``scope`` for ``query``.
 
     ``min_cosine`` drops hits whose meaning is further than that from the
     query, whatever their words. ``record`` counts the hits as recalled.
+    ``include_archived`` also searches the archived memories.
     """
     if not query.strip() or limit <= 0:
         return []
     depth = max(limit * CANDIDATE_FACTOR, MIN_CANDIDATES)
     model = embedder.model_id
     vector = embedder.embed_query(query)
-    by_meaning = storage.vector_search(vector, model, scope, depth) if mode != "words" else []
+    by_meaning = (
+        storage.vector_search(vector, model, scope, depth, include_archived=include_archived)
+        if mode != "words"
+        else []
+    )
     # Run after the embedding, not beside it: on two cores a parallel words
     # search measured no faster (bench/recall_latency.py, 100k memories).
-    by_words = storage.text_search(query, scope, depth) if mode != "vector" else []
+    by_words = (
+        storage.text_search(query, scope, depth, include_archived=include_archived)
+        if mode != "vector"
+        else []
+    )
 
     cosine = {hit.id: hit.score for hit in by_meaning}
     missing = [hit.id for hit in by_words if hit.id not in cosine]
