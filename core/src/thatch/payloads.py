@@ -16,6 +16,7 @@ from typing import Any
 
 from thatch.errors import InvalidInputError
 from thatch.events import Event, EventKind, ToolCall, shared_identity
+from thatch.hookcmd.answers import from_cursor
 
 log = logging.getLogger("thatch")
 
@@ -38,7 +39,7 @@ def parse_command_payload(
     """The event a named hook command received; raises InvalidInputError naming the field."""
     kind, default_event = COMMAND_EVENTS[command]
     env = env or {}
-    cursor = "conversation_id" in payload or bool(env.get("CURSOR_VERSION"))
+    cursor = from_cursor(payload, env)
     session_id = text_field(
         payload, "conversation_id" if "conversation_id" in payload else "session_id"
     )

@@ -17,6 +17,9 @@ from __future__ import annotations
 # Not typing.TYPE_CHECKING: a hook command does not import typing.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
     from thatch.hookcmd.args import HookArgs
 
 #: Named commands that stand for a session start, and for a prompt.
@@ -67,3 +70,13 @@ def kind(args: HookArgs) -> str | None:
     if args.command in SESSION_START_COMMANDS:
         return SESSION_START
     return PROMPT if args.command in PROMPT_COMMANDS else None
+
+
+def from_cursor(payload: Mapping[str, Any], environ: Mapping[str, str]) -> bool:
+    """Whether a named command's payload is Cursor's, else it is Claude Code's.
+
+    Cursor's names a ``conversation_id``, and Cursor sets ``CURSOR_VERSION``
+    for the commands it runs. The daemon reads the payload by this rule (:mod:`thatch.payloads`) and the
+    hook answers by it when no daemon does (:mod:`thatch.hookcmd.fallback`).
+    """
+    return "conversation_id" in payload or bool(environ.get("CURSOR_VERSION"))

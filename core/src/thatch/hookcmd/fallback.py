@@ -68,6 +68,6 @@ def harness_of(args: HookArgs, payload: Mapping[str, Any], environ: Mapping[str,
     """
     if args.command == "hook":
         return (args.harness or "").lower()
-    if "conversation_id" in payload or environ.get("CURSOR_VERSION"):
+    if answers.from_cursor(payload, environ):
         return "cursor"
     return "claude"
