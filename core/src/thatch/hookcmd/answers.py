@@ -76,7 +76,8 @@ def from_cursor(payload: Mapping[str, Any], environ: Mapping[str, str]) -> bool:
     """Whether a named command's payload is Cursor's, else it is Claude Code's.
 
     Cursor's names a ``conversation_id``, and Cursor sets ``CURSOR_VERSION``
-    for the commands it runs. The daemon reads the payload by this rule (:mod:`thatch.payloads`) and the
-    hook answers by it when no daemon does (:mod:`thatch.hookcmd.fallback`).
+    for the commands it runs. The daemon reads the payload by this rule
+    (:mod:`thatch.payloads`), and the hook answers by it when no daemon does
+    (:mod:`thatch.hookcmd.fallback`).
     """
     return "conversation_id" in payload or bool(environ.get("CURSOR_VERSION"))
