@@ -43,8 +43,8 @@ from pathlib import Path
 import numpy as np
 import thatch
 from common import DATA, THRESHOLDS_FILE, read_jsonl, update_thresholds  # sibling module
-from thatch.embedding import Embedder
-from thatch.models import GLOBAL_STORE
+from thatch.plugin.embedder import Embedder
+from thatch.plugin.records import GLOBAL_STORE
 
 SOURCE = "bench/calibrate_thresholds.py"
 GRID = np.round(np.arange(0.0, 1.0001, 0.01), 2)

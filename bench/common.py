@@ -90,7 +90,7 @@ def write_synthetic_memories(
     two cores).
     """
     from recall_latency import sentences, unit_vectors, vocabulary  # sibling script
-    from thatch.models import GLOBAL_STORE, NewMemory
+    from thatch.plugin.records import GLOBAL_STORE, NewMemory
 
     model, dim = th.embedder.model_id, th.embedder.dim
     vocab = vocabulary(DATA, 3000, rng)

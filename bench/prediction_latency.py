@@ -54,8 +54,8 @@ import thatch
 from prediction_tuning import load, read_set  # sibling script
 from thatch.decisions.confidence import confidence
 from thatch.decisions.engine import MATCHER_DEPTH, DecisionModel
-from thatch.embedding import Embedder
-from thatch.storage import Storage
+from thatch.plugin.embedder import Embedder
+from thatch.plugin.storage import Storage
 
 DATA = Path(__file__).resolve().parent / "data" / "decisions.jsonl"
 STORE = "bench/latency"

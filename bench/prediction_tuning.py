@@ -83,9 +83,9 @@ import thatch
 from common import DATA as DATA_DIR  # sibling module
 from common import THRESHOLDS_FILE, update_thresholds
 from thatch.decisions.engine import DecisionModel, PredictionHit, ScoreSettings
-from thatch.decisions.models import Prediction
-from thatch.embedding import Embedder, Thresholds
-from thatch.storage import Storage
+from thatch.plugin.decisions import Prediction
+from thatch.plugin.embedder import Embedder, Thresholds
+from thatch.plugin.storage import Storage
 
 DATA = DATA_DIR / "decisions.jsonl"
 #: Results per query, as ``thatch predictions query`` defaults to.

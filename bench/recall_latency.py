@@ -46,7 +46,7 @@ import numpy as np
 import thatch
 from recall_quality import without_stop_words  # sibling script
 from thatch.api import Thatch
-from thatch.models import GLOBAL_STORE, NewMemory, Scope
+from thatch.plugin.records import GLOBAL_STORE, NewMemory, Scope
 
 DATA = Path(__file__).resolve().parent / "data"
 STORE = "bench/repo"

@@ -33,7 +33,7 @@ from import_throughput import distinct_texts  # sibling script: off-topic texts
 from thatch.api import Thatch
 from thatch.fusion import RRF_K, fuse
 from thatch.memory import MemoryInput
-from thatch.models import GLOBAL_STORE, Scope
+from thatch.plugin.records import GLOBAL_STORE, Scope
 from thatch.recall import CANDIDATE_FACTOR, MIN_CANDIDATES
 
 DATA = Path(__file__).resolve().parent / "data"

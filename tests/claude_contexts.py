@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from thatch.setup.model import SetupContext
+from thatch.plugin.setup import SetupContext
 from thatch_claude.target import ClaudeTarget
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 from daemon_hooks import RuntimeFactory
-from thatch.setup.model import SetupContext
+from thatch.plugin.setup import SetupContext
 from thatch.testing import EventRecorder
 
 if TYPE_CHECKING:

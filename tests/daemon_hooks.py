@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from recorded import recorded
 from thatch import hookimpl
-from thatch.events import Event
+from thatch.plugin.events import Event
 from thatch.testing import answer_hook, hook_request
 
 if TYPE_CHECKING:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 
-from thatch.models import Memory, RecallHit
 from thatch.nudges.framing import CLOSE, OPEN
+from thatch.plugin.records import Memory, RecallHit
 
 #: A fixed nonce for the nudge builders, so expected texts can be written out.
 NONCE = "0123abcd"

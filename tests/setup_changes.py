@@ -10,7 +10,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from thatch.setup.model import Change, JsonEntry, JsonListItem, OwnedFile, SetupContext, TextBlock
+from thatch.plugin.setup import Change, JsonEntry, JsonListItem, OwnedFile, SetupContext, TextBlock
 
 
 def change_as_data(change: Change, context: SetupContext) -> dict[str, Any]:

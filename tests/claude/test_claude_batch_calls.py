@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 import thatch_claude.plugin
 from recorded import recorded
-from thatch.errors import InvalidInputError
-from thatch.events import Event, shared_identity
+from thatch.plugin.errors import InvalidInputError
+from thatch.plugin.events import Event, shared_identity
 from thatch.testing import plugins_with
 
 

@@ -7,8 +7,8 @@ import json
 import pytest
 import thatch.builtin.delivery
 import thatch_claude.plugin
-from thatch.events import Event
-from thatch.nudges.model import Nudge
+from thatch.plugin.events import Event
+from thatch.plugin.nudge import Nudge
 from thatch.testing import plugins_with
 from thatch_claude.delivery import CUT_MARK, OUTPUT_LIMIT
 from thatch_claude.events import EVENT_KINDS

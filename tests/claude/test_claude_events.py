@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 import thatch_claude.plugin
 from recorded import recorded
-from thatch.errors import InvalidInputError
-from thatch.events import Event, ToolCall, shared_identity
+from thatch.plugin.errors import InvalidInputError
+from thatch.plugin.events import Event, ToolCall, shared_identity
 from thatch.testing import plugins_with
 from thatch_claude.events import EVENT_KINDS, parse_event
 from thatch_claude.failures import ReportedFailures

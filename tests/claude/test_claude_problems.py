@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 from claude_contexts import global_context, project_context, target
+from thatch.plugin.setup import Change, JsonListItem, SetupContext
 from thatch.setup import engine
-from thatch.setup.model import Change, JsonListItem, SetupContext
 from thatch.testing import apply_changes
 from thatch_claude.target import HOOK_EVENTS
 

@@ -19,9 +19,8 @@ import pytest
 import thatch_claude.plugin
 from claude_contexts import global_context, project_context, target
 from thatch import agent_instructions, testing
-from thatch.errors import InvalidInputError
-from thatch.setup import engine
-from thatch.setup.model import (
+from thatch.plugin.errors import InvalidInputError
+from thatch.plugin.setup import (
     Change,
     JsonEntry,
     JsonListItem,
@@ -30,6 +29,7 @@ from thatch.setup.model import (
     SetupTarget,
     TextBlock,
 )
+from thatch.setup import engine
 from thatch_claude.instructions import SKILL_NAMES, skills
 from thatch_claude.target import HOOK_EVENTS, TOOL_EVENTS
 

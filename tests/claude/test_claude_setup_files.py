@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 from thatch.cli import main
+from thatch.plugin.jsonc import StrictJsonError
+from thatch.plugin.setup import SetupContext
 from thatch.setup import engine
-from thatch.setup.jsonc import StrictJsonError
-from thatch.setup.model import SetupContext
 from thatch.testing import check_golden_tree, plan_set_up, set_up, text_tree
 from thatch_claude.instructions import skills
 from thatch_claude.target import ClaudeTarget

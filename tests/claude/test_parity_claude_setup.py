@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 from claude_contexts import global_context, project_context, target
+from thatch.plugin.setup import SetupContext
 from thatch.setup import engine
-from thatch.setup.model import SetupContext
 from thatch.setup.notice import harness_of
 from thatch_claude.instructions import SKILL_NAMES, instructions_block, skills
 from thatch_claude.target import HOOK_EVENTS

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from thatch.storage import Storage
+from thatch.plugin.storage import Storage
 
 #: Builds a backend whose data lives under the given directory. Called again
 #: with the same directory, it must open the same data.

@@ -1,4 +1,4 @@
-"""The decision model's part of the storage contract (thatch.decisions.storage).
+"""The decision model's part of the storage contract (thatch.plugin.decision_storage).
 
 Each test runs once per backend registered in ``conftest.BACKENDS``. Vectors
 are fake, seeded unit vectors; the confidence rule is passed in, as core does.
@@ -12,10 +12,10 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 from test_storage_contract import toward, unit
-from thatch.decisions.models import Edge, Matcher, Prediction
-from thatch.errors import NotFoundError
-from thatch.models import ScoredId
-from thatch.storage import Storage
+from thatch.plugin.decisions import Edge, Matcher, Prediction
+from thatch.plugin.errors import NotFoundError
+from thatch.plugin.records import ScoredId
+from thatch.plugin.storage import Storage
 
 APP = "acme/app"
 OTHER = "acme/other"

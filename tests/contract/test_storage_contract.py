@@ -1,4 +1,4 @@
-"""The contract every storage backend must pass (see thatch.storage.Storage).
+"""The contract every storage backend must pass (see thatch.plugin.storage.Storage).
 
 Each test runs once per backend registered in ``conftest.BACKENDS``. Vectors
 are fake, seeded unit vectors: no embedding model is involved.
@@ -10,9 +10,9 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
-from thatch.errors import ArchivedMemoryError
-from thatch.models import Memory, NewMemory, Scope, StoreInfo
-from thatch.storage import Storage
+from thatch.plugin.errors import ArchivedMemoryError
+from thatch.plugin.records import Memory, NewMemory, Scope, StoreInfo
+from thatch.plugin.storage import Storage
 
 APP = "acme/app"
 OTHER = "acme/other"

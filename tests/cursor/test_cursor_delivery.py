@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 import thatch_cursor.plugin
 from thatch.builtin import BUILTIN_PLUGINS
-from thatch.events import Event
-from thatch.nudges.model import Nudge
+from thatch.plugin.events import Event
+from thatch.plugin.nudge import Nudge
 from thatch.testing import plugins_with
 from thatch_cursor.delivery import deliver
 

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 import thatch_cursor.plugin
 from recorded import Payload
-from thatch.errors import InvalidInputError
-from thatch.events import ToolCall
+from thatch.plugin.errors import InvalidInputError
+from thatch.plugin.events import ToolCall
 from thatch.testing import plugins_with
 from thatch_cursor.payloads import parse_event
 

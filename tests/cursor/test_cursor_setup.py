@@ -14,7 +14,7 @@ import pytest
 import setup_changes
 import thatch_cursor.plugin
 from thatch import agent_instructions, testing
-from thatch.setup.model import (
+from thatch.plugin.setup import (
     JsonEntry,
     JsonListItem,
     OwnedFile,

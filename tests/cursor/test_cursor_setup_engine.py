@@ -15,8 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from thatch.plugin.setup import SetupContext
 from thatch.setup import engine
-from thatch.setup.model import SetupContext
 from thatch.testing import check_golden_tree, plan_set_up, set_up, tear_down, text_tree, tree
 from thatch_cursor.rules import rule_text, workflow_rules
 from thatch_cursor.target import CursorTarget

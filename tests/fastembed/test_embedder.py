@@ -18,9 +18,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from thatch.config import Config
-from thatch.embedding import Embedder, Thresholds
-from thatch.errors import ConfigError
+from thatch.plugin.config import Config
+from thatch.plugin.embedder import Embedder, Thresholds
+from thatch.plugin.errors import ConfigError
 from thatch_fastembed import model_pack
 from thatch_fastembed.embedder import (
     DEFAULT_THRESHOLDS,
@@ -174,7 +174,7 @@ def test_constructing_imports_nothing_heavy_and_a_load_is_quiet(tmp_path: Path) 
     script = textwrap.dedent(
         f"""
         import sys
-        from thatch.config import Config
+        from thatch.plugin.config import Config
         from thatch_fastembed.plugin import thatch_embedder
 
         embedder = thatch_embedder(config=Config.load(home={str(tmp_path)!r}, environ={{}}))

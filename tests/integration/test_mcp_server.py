@@ -230,7 +230,7 @@ console_main()
 RELAY_MODULES = {
     "thatch",
     "thatch.cli",
-    "thatch.errors",  # the console script's error wrapper
+    "thatch.plugin.errors",  # the console script's error wrapper
     "thatch.hookcmd",
     "thatch.hookcmd.args",
     "thatch.mcp_relay",

@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 import thatch_opencode.plugin
 from recorded import Payload
-from thatch.errors import InvalidInputError
-from thatch.events import Event, ToolCall
-from thatch.nudges.model import Nudge
+from thatch.plugin.errors import InvalidInputError
+from thatch.plugin.events import Event, ToolCall
+from thatch.plugin.nudge import Nudge
 from thatch.testing import plugins_with
 from thatch_opencode.events import EVENT_KINDS, parse_event
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import attrs
 import pytest
 from thatch import testing
+from thatch.plugin.setup import SetupContext
 from thatch.setup import engine
-from thatch.setup.model import SetupContext
 from thatch.testing import check_golden, tree
 from thatch.workflows import NAMES
 from thatch_opencode.instructions import instructions_text

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from test_opencode_jsplugin import DRIVER, drive, fake_thatch, records, write_plugin
 from thatch.agent_instructions import TOOLS
-from thatch.setup.model import SetupContext
+from thatch.plugin.setup import SetupContext
 from thatch.testing import plan_set_up, set_up, tear_down
 from thatch.workflows import NAMES
 from thatch_opencode.instructions import instructions_text

@@ -21,10 +21,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from thatch.config import Config
-from thatch.errors import ArchivedMemoryError, StorageError
-from thatch.models import NewMemory, Scope
 from thatch.paths import Paths
+from thatch.plugin.config import Config
+from thatch.plugin.errors import ArchivedMemoryError, StorageError
+from thatch.plugin.records import NewMemory, Scope
 from thatch.plugins import PluginSelection, create_manager
 from thatch_sqlite import cache, fts, plugin
 from thatch_sqlite.connect import BUSY_TIMEOUT_MS
@@ -94,8 +94,8 @@ def test_bookkeeping_writes_leave_the_connection_durable(storage: SQLiteStorage)
 
 
 def test_memory_map_size_comes_from_the_config(tmp_path: Path) -> None:
-    from thatch.config import Config
-    from thatch.errors import ConfigError
+    from thatch.plugin.config import Config
+    from thatch.plugin.errors import ConfigError
     from thatch_sqlite.connect import DEFAULT_MMAP_BYTES
     from thatch_sqlite.plugin import thatch_storage
 

@@ -15,19 +15,20 @@ import pluggy
 import pytest
 import thatch_sqlite.plugin
 from framed import data_lines
-from thatch import hookimpl, hookspecs
+from thatch import hookimpl
 from thatch.api import Thatch
 from thatch.builtin import BUILTIN_PLUGINS
 from thatch.builtin import decisions as decision_source
 from thatch.builtin import recall as recall_source
 from thatch.builtin import reminder as reminder_source
-from thatch.config import Config
 from thatch.decisions.nudge import HEADER as DECISION_HEADER
-from thatch.events import Event
 from thatch.nudges.compose import compose
-from thatch.nudges.model import Nudge
 from thatch.nudges.recall import HEADER as RECALL_HEADER
 from thatch.nudges.reminder import session_reminder
+from thatch.plugin import specs as hookspecs
+from thatch.plugin.config import Config
+from thatch.plugin.events import Event
+from thatch.plugin.nudge import Nudge
 from thatch.runtime import RuntimeSettings
 from thatch.sessions.store import SessionStore
 from thatch.testing import WordHashEmbedder, plugins_with

@@ -4,7 +4,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from thatch.decisions.calibration import calibration_report, score_showings
-from thatch.decisions.models import Fire, Provenance
+from thatch.plugin.decisions import Fire, Provenance
 
 T0 = datetime(2026, 11, 30, 12, tzinfo=UTC)
 

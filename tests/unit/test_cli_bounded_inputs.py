@@ -18,8 +18,8 @@ from thatch.cli.inputs import (
     open_import_file,
     whole_number,
 )
-from thatch.config import Config
-from thatch.errors import InvalidInputError
+from thatch.plugin.config import Config
+from thatch.plugin.errors import InvalidInputError
 from thatch.runtime import Runtime
 from thatch.testing import plugins_with
 from thatch.tools import ToolContext, ToolRegistry

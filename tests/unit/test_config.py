@@ -3,9 +3,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from thatch.config import DEFAULT_MODEL, Config
-from thatch.errors import ConfigError
 from thatch.paths import Paths
+from thatch.plugin.config import DEFAULT_MODEL, Config
+from thatch.plugin.errors import ConfigError
 
 
 def test_home_puts_every_folder_under_it(tmp_path: Path) -> None:

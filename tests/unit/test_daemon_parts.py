@@ -23,13 +23,13 @@ import pytest
 import thatch
 import thatch_sqlite.plugin
 from thatch import rundir, wire
-from thatch.config import Config
 from thatch.daemon import lifecycle, lock
 from thatch.daemon.handlers import Handlers, version_tuple
 from thatch.daemon.server import DaemonServer
 from thatch.daemon.spool import Spool
 from thatch.hookcmd.spool import spool_name
 from thatch.paths import Paths
+from thatch.plugin.config import Config
 from thatch.runtime import Runtime
 from thatch.testing import plugins_with
 
@@ -872,8 +872,8 @@ def test_relative_xdg_folders_are_ignored(monkeypatch: pytest.MonkeyPatch, varia
 
 
 def test_the_daemon_maps_no_database_unless_asked(tmp_path: Path) -> None:
-    from thatch.config import Config
     from thatch.daemon.lifecycle import _long_lived
+    from thatch.plugin.config import Config
 
     home = tmp_path / "home"
     (home / "config").mkdir(parents=True)

@@ -6,7 +6,7 @@ import inspect
 import re
 from pathlib import Path
 
-from thatch import hookspecs
+from thatch.plugin import specs as hookspecs
 
 GUIDE = Path(__file__).parents[2] / "docs" / "plugins.md"
 

@@ -317,8 +317,8 @@ def test_an_unsetup_harness_is_never_checked(
 def test_a_command_that_fails_to_start_is_reported_once(
     home: Path, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from thatch.plugin.setup import JsonListItem
     from thatch.setup import engine
-    from thatch.setup.model import JsonListItem
 
     broken = write(tmp_path / "gone-venv" / "bin" / "thatch", "#!/nowhere/python\n")
     broken.chmod(0o755)
@@ -344,9 +344,10 @@ def test_a_command_that_fails_to_start_is_reported_once(
 def test_claude_config_dir_is_where_doctor_looks_for_claude_code(
     home: Path, project: Path, user_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from thatch.config import Config
-    from thatch.setup import engine, launcher
-    from thatch.setup.model import SetupContext
+    from thatch.plugin import launcher
+    from thatch.plugin.config import Config
+    from thatch.plugin.setup import SetupContext
+    from thatch.setup import engine
     from thatch_claude.target import ClaudeTarget
 
     config = tmp_path / "claude-config"

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 import thatch_sqlite.plugin
 from thatch.api import Thatch
-from thatch.config import Config
-from thatch.errors import ArchivedMemoryError, InvalidInputError, NotFoundError
 from thatch.hygiene import hygiene_report
 from thatch.memory import MemoryInput
-from thatch.models import Memory
+from thatch.plugin.config import Config
+from thatch.plugin.errors import ArchivedMemoryError, InvalidInputError, NotFoundError
+from thatch.plugin.records import Memory
 from thatch.testing import WordHashEmbedder, plugins_with
 
 

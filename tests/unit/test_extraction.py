@@ -12,7 +12,6 @@ import re
 from pathlib import Path
 
 import pytest
-from thatch.events import Event, ToolCall
 from thatch.extraction import (
     THATCH_TOOL_NAMES,
     interactions_from,
@@ -20,6 +19,7 @@ from thatch.extraction import (
     salient,
     truncate,
 )
+from thatch.plugin.events import Event, ToolCall
 
 AWS_KEY_ID = "AK" + "IA" + "".join(itertools.islice(itertools.cycle("Q3Z7ABCDEFGH"), 16))
 GITHUB_TOKEN = "gh" + "p_" + "".join(itertools.islice(itertools.cycle("a1B2c3D4e5F6"), 36))

@@ -12,16 +12,16 @@ from typing import TYPE_CHECKING, cast
 import pluggy
 import pytest
 from framed import data_lines
-from thatch import hookspecs
 from thatch.builtin import extraction as plugin
-from thatch.events import Event, ToolCall
 from thatch.extraction import (
     MIN_ITEM_CHARS,
     build_extraction_nudge,
     extraction_nudge,
     interactions_from,
 )
-from thatch.nudges.model import Nudge
+from thatch.plugin import specs as hookspecs
+from thatch.plugin.events import Event, ToolCall
+from thatch.plugin.nudge import Nudge
 from thatch.sessions import Interaction, SessionStore
 
 if TYPE_CHECKING:

@@ -20,8 +20,8 @@ import thatch_sqlite.plugin
 from mcp import types
 from mcp_messages import INITIALIZE, INITIALIZED
 from thatch import wire
-from thatch.config import Config
 from thatch.mcp_server import InProcessBackend
+from thatch.plugin.config import Config
 from thatch.runtime import Runtime
 from thatch.testing import plugins_with
 

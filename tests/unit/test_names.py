@@ -1,8 +1,8 @@
 from __future__ import annotations
 
 import pytest
-from thatch.errors import InvalidInputError
 from thatch.names import validate_branch, validate_label, validate_store
+from thatch.plugin.errors import InvalidInputError
 
 
 @pytest.mark.parametrize("name", ["global", "acme/web", "owner.name/repo_1", "all/web"])

@@ -4,8 +4,8 @@ from datetime import UTC, datetime
 
 import pytest
 from thatch.decisions.engine import PredictionHit
-from thatch.decisions.models import Matcher, Prediction
 from thatch.decisions.nudge import HEADER, format_block, line
+from thatch.plugin.decisions import Matcher, Prediction
 
 NOW = datetime(2026, 11, 30, tzinfo=UTC)
 

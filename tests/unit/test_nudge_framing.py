@@ -9,13 +9,13 @@ from datetime import UTC, datetime
 import pytest
 from framed import NONCE, data_lines, memory_hit, nonces, outside
 from thatch.decisions.engine import PredictionHit
-from thatch.decisions.models import Matcher, Prediction
 from thatch.extraction import build_extraction_nudge, extraction_nudge
 from thatch.nudges.compose import compose
 from thatch.nudges.decisions import decision_nudge_from_hits
 from thatch.nudges.framing import CLOSE, OPEN, as_data, quoted
-from thatch.nudges.model import Nudge
 from thatch.nudges.recall import recall_nudge
+from thatch.plugin.decisions import Matcher, Prediction
+from thatch.plugin.nudge import Nudge
 from thatch.sessions import Interaction
 
 NOW = datetime(2026, 11, 30, tzinfo=UTC)

@@ -6,7 +6,7 @@ import random
 
 import pytest
 from thatch.nudges.compose import compose
-from thatch.nudges.model import Nudge
+from thatch.plugin.nudge import Nudge
 
 SEP = "\n\n"
 

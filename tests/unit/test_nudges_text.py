@@ -9,15 +9,15 @@ from datetime import UTC, datetime
 import pytest
 from framed import NONCE, data_lines, memory_hit
 from thatch.decisions.engine import PredictionHit
-from thatch.decisions.models import Matcher, Prediction
 from thatch.decisions.nudge import HEADER as DECISION_HEADER
 from thatch.nudges.decisions import decision_nudge_from_hits
 from thatch.nudges.delivery import hook_json, plain
-from thatch.nudges.model import Nudge
 from thatch.nudges.recall import HEADER as RECALL_HEADER
 from thatch.nudges.recall import recall_nudge
 from thatch.nudges.reminder import SAVE_REMINDER, save_reminder
 from thatch.nudges.text import ELLIPSIS, cut, fit_entries, one_line, take_lines
+from thatch.plugin.decisions import Matcher, Prediction
+from thatch.plugin.nudge import Nudge
 
 NOW = datetime(2026, 11, 30, tzinfo=UTC)
 

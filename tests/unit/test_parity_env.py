@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 from thatch import rundir
-from thatch.config import Config
-from thatch.errors import ConfigError
+from thatch.plugin.config import Config
+from thatch.plugin.errors import ConfigError
 from thatch_fastembed import embedder as fastembed_embedder
 
 ROOT = Path(__file__).parents[2]

@@ -17,7 +17,6 @@ import pytest
 import thatch_claude.instructions
 from recorded import recorded
 from thatch.builtin import extraction as plugin
-from thatch.events import Event, ToolCall
 from thatch.extraction import (
     THATCH_WORKFLOWS,
     build_extraction_nudge,
@@ -25,12 +24,13 @@ from thatch.extraction import (
     interactions_from,
     is_thatch_workflow,
 )
+from thatch.plugin.events import Event, ToolCall
 from thatch.sessions import Interaction, SessionStore
 from thatch.sessions.schema import MIGRATIONS
 from thatch_opencode.events import parse_event as parse_opencode
 
 if TYPE_CHECKING:
-    from thatch.nudges.model import Nudge
+    from thatch.plugin.nudge import Nudge
     from thatch.runtime import Runtime
 
 SESSION = "Sess-7f3A-b2"

@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 import pytest
-from thatch.errors import InvalidInputError
+from thatch.plugin.errors import InvalidInputError
 from thatch.tools import ToolContext, ToolRegistry
 
 NOTE = "deploys go through the staging cluster first"

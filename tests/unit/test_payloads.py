@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from thatch.errors import InvalidInputError
-from thatch.events import ToolCall
 from thatch.payloads import COMMAND_EVENTS, parse_command_payload
+from thatch.plugin.errors import InvalidInputError
+from thatch.plugin.events import ToolCall
 
 CLAUDE = Path(__file__).parent.parent / "data" / "claude"
 SESSION = "3f1c2a9e-7b4d-4c1e-9a55-0d2f6e8b1c47"

@@ -7,8 +7,8 @@ from pathlib import Path
 import pluggy
 import pytest
 from thatch import hookimpl
-from thatch.config import Config
-from thatch.errors import PluginMissingError
+from thatch.plugin.config import Config
+from thatch.plugin.errors import PluginMissingError
 from thatch.plugins import Plugins, PluginSelection, create_manager
 from thatch.testing import WordHashEmbedder
 

@@ -7,7 +7,7 @@ import sys
 import pytest
 from thatch import prime
 from thatch.cli import plugin_commands
-from thatch.errors import InvalidInputError
+from thatch.plugin.errors import InvalidInputError
 
 
 def test_prime_uses_the_first_harness_on_path() -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from thatch import private
-from thatch.sqlite_support import create_private
+from thatch.plugin.sqlite import create_private
 
 
 @pytest.fixture

@@ -6,8 +6,8 @@ import time
 from pathlib import Path
 
 import thatch_sqlite.plugin
-from thatch.config import Config
 from thatch.nudges.reminder import session_reminder
+from thatch.plugin.config import Config
 from thatch.runtime import Runtime
 from thatch.testing import plugins_with
 

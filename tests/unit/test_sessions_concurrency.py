@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-from thatch.events import Event
+from thatch.plugin.events import Event
 from thatch.sessions import NewInteraction, SessionStore
 
 WRITERS = 4
@@ -150,7 +150,7 @@ _KILLED_WRITER = textwrap.dedent(
     """
     import os, signal, sys
     from pathlib import Path
-    from thatch.events import Event
+    from thatch.plugin.events import Event
     from thatch.sessions import NewInteraction, SessionStore
 
     store = SessionStore(Path(sys.argv[1]))

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import attrs
 import pytest
-from thatch.errors import StorageError
-from thatch.events import Event, EventKind
-from thatch.nudges.model import Nudge
+from thatch.plugin.errors import StorageError
+from thatch.plugin.events import Event, EventKind
+from thatch.plugin.nudge import Nudge
 from thatch.sessions import COMPACT_TIMEOUT_SECONDS, NewInteraction, SessionStore
 from thatch.sessions.schema import MIGRATIONS, SCHEMA_VERSION
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import attrs
 import pytest
-from thatch.config import Config
-from thatch.errors import ConfigError
+from thatch.plugin.config import Config
+from thatch.plugin.errors import ConfigError
 from thatch.runtime import RuntimeSettings
 
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from thatch.errors import InvalidInputError
-from thatch.setup import blocks
+from thatch.plugin import blocks
+from thatch.plugin.errors import InvalidInputError
 
 SOURCE = "/p/CLAUDE.md"
 BLOCK = "<!-- thatch:begin memory -->\nUse thatch.\n<!-- thatch:end memory -->\n"

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 from thatch.cli import setup_commands
-from thatch.config import Config
-from thatch.setup.launcher import Launcher
-from thatch.setup.model import Detection, OwnedFile
+from thatch.plugin.config import Config
+from thatch.plugin.launcher import Launcher
+from thatch.plugin.setup import Detection, OwnedFile
 
 LAUNCHER = Launcher(("thatch",), "`thatch` on your PATH is this installation")
 

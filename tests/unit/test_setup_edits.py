@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from thatch.errors import InvalidInputError
+from thatch.plugin.errors import InvalidInputError
+from thatch.plugin.jsonc import JsoncError, find, loads, parse
 from thatch.setup import edits
-from thatch.setup.jsonc import JsoncError, find, loads, parse
 
 SOURCE = "/p/settings.json"
 

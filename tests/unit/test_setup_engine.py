@@ -10,10 +10,9 @@ from pathlib import Path
 
 import attrs
 import pytest
-from thatch.errors import ConfigError, InvalidInputError
-from thatch.setup import engine, manifest
-from thatch.setup.jsonc import JsoncError, StrictJsonError, leniencies
-from thatch.setup.model import (
+from thatch.plugin.errors import ConfigError, InvalidInputError
+from thatch.plugin.jsonc import JsoncError, StrictJsonError, leniencies
+from thatch.plugin.setup import (
     Change,
     JsonEntry,
     JsonListItem,
@@ -21,6 +20,7 @@ from thatch.setup.model import (
     SetupContext,
     TextBlock,
 )
+from thatch.setup import engine, manifest
 from thatch.testing import apply_changes, plan_changes, tree
 
 SERVER = {"type": "stdio", "command": "thatch", "args": ["mcp"]}
@@ -560,9 +560,9 @@ def test_a_setup_that_no_longer_wants_a_shared_file_leaves_it_to_the_others(
 
 # -- symbolic links out of the project ---------------------------------------------------
 def test_a_link_out_of_the_project_is_refused(tmp_path: Path) -> None:
-    from thatch.errors import InvalidInputError
+    from thatch.plugin.errors import InvalidInputError
+    from thatch.plugin.setup import TextBlock
     from thatch.setup.engine import plan
-    from thatch.setup.model import TextBlock
 
     project, outside = tmp_path / "project", tmp_path / "outside"
     project.mkdir()
@@ -583,8 +583,8 @@ def test_a_link_out_of_the_project_is_refused(tmp_path: Path) -> None:
 
 
 def test_links_that_stay_inside_or_a_global_setup_are_followed(tmp_path: Path) -> None:
+    from thatch.plugin.setup import TextBlock
     from thatch.setup.engine import plan
-    from thatch.setup.model import TextBlock
 
     project = tmp_path / "project"
     (project / "docs").mkdir(parents=True)

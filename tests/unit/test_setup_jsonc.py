@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from thatch.errors import InvalidInputError
-from thatch.setup.jsonc import (
+from thatch.plugin.errors import InvalidInputError
+from thatch.plugin.jsonc import (
     JsoncError,
     Leniency,
     StrictJsonError,

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
-from thatch.setup import launcher
+from thatch.plugin import launcher
 
 
 def script(path: Path, text: str = "#!/bin/sh\n") -> Path:

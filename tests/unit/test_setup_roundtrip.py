@@ -12,9 +12,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from thatch.plugin.jsonc import loads
+from thatch.plugin.setup import Change, JsonEntry, JsonListItem, OwnedFile, TextBlock
 from thatch.setup import engine
-from thatch.setup.jsonc import loads
-from thatch.setup.model import Change, JsonEntry, JsonListItem, OwnedFile, TextBlock
 from thatch.testing import tree
 
 CLAUDE_SETTINGS = """{

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 import thatch_sqlite.plugin
 from thatch.api import Thatch
-from thatch.config import Config
+from thatch.plugin.config import Config
+from thatch.plugin.sqlite import erase_on_delete
 from thatch.sessions.schema import open_connection
-from thatch.sqlite_support import erase_on_delete
 from thatch.testing import plugins_with
 
 #: Punctuation only: the full-text index keeps no token of it, so only the

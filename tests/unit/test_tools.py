@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from thatch.events import Event
+from thatch.plugin.events import Event
 from thatch.runtime import Runtime
 from thatch.sessions.models import NewInteraction
 from thatch.tools import ToolContext, ToolOutcome, ToolRegistry

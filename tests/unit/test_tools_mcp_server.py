@@ -19,7 +19,6 @@ import thatch_sqlite.plugin
 from mcp import Client
 from mcp_messages import INITIALIZE, INITIALIZED
 from thatch import agent_instructions, wire
-from thatch.config import Config
 from thatch.mcp_relay import ServerArgs, parse_args
 from thatch.mcp_server import (
     InProcessBackend,
@@ -30,10 +29,11 @@ from thatch.mcp_server import (
     setup_check,
     structured,
 )
+from thatch.plugin.config import Config
+from thatch.plugin.setup import SetupContext
 from thatch.plugins import Plugins
 from thatch.runtime import Runtime
 from thatch.setup import notice as setup_notice
-from thatch.setup.model import SetupContext
 from thatch.setup.notice import SetupCheck, check
 from thatch.testing import plugins_with
 from thatch.tools import ToolRegistry

@@ -11,8 +11,8 @@ import attrs
 import pytest
 import thatch_sqlite.plugin
 from thatch import hookimpl
-from thatch.config import Config
-from thatch.errors import NotFoundError
+from thatch.plugin.config import Config
+from thatch.plugin.errors import NotFoundError
 from thatch.runtime import Runtime
 from thatch.testing import plugins_with
 from thatch.tools import Tool, ToolContext, ToolNameClashError, ToolOutcome, ToolRegistry

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from thatch.errors import InvalidInputError
+from thatch.plugin.errors import InvalidInputError
 from thatch.tools.schema import arguments, boolean, integer, string
 from thatch.tools.validate import expected, validate_arguments
 

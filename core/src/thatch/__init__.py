@@ -17,12 +17,12 @@ if TYPE_CHECKING:
     from typing import Any
 
     from thatch.api import Thatch, open
-    from thatch.hookspecs import hookimpl
+    from thatch.plugin.specs import hookimpl
 
 
 def __getattr__(name: str) -> Any:
     if name == "hookimpl":
-        from thatch.hookspecs import hookimpl
+        from thatch.plugin.specs import hookimpl
 
         return hookimpl
     if name in ("open", "Thatch"):

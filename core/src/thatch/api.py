@@ -21,13 +21,14 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from thatch.config import Config
 from thatch.duplicates import duplicate_pairs
-from thatch.embedding import Embedder, Thresholds
-from thatch.errors import InvalidInputError, NotFoundError
 from thatch.hygiene import STALE_DAYS, hygiene_report
 from thatch.memory import MemoryInput, MemoryWriter
-from thatch.models import (
+from thatch.names import validate_label, validate_store
+from thatch.plugin.config import Config
+from thatch.plugin.embedder import Embedder, Thresholds
+from thatch.plugin.errors import InvalidInputError, NotFoundError
+from thatch.plugin.records import (
     GLOBAL_STORE,
     DuplicatePair,
     HygieneReport,
@@ -38,11 +39,10 @@ from thatch.models import (
     Scope,
     StoreInfo,
 )
-from thatch.names import validate_label, validate_store
+from thatch.plugin.storage import VERDICTS, Storage, Verdict
 from thatch.plugins import PluginInfo, Plugins
 from thatch.recall import RecallMode, recall
 from thatch.repo import branch_names, current_branch, repo_store
-from thatch.storage import VERDICTS, Storage, Verdict
 from thatch.transfer import ImportLine, export_line
 
 if TYPE_CHECKING:

@@ -35,7 +35,7 @@ REMOTE = "git@github.com:acme/shop.git"
 
 def thatch_command() -> list[str]:
     """How to run this installation's ``thatch``: the console script beside the interpreter."""
-    from thatch.setup.launcher import direct_command
+    from thatch.plugin.launcher import direct_command
 
     return list(direct_command())
 

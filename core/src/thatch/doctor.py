@@ -60,10 +60,11 @@ def _harness_checks(home: str | None, project: Path) -> Iterator[Check]:
     from two scopes (a project setup also counts user-level config) is
     reported once.
     """
-    from thatch.config import Config
+    from thatch.plugin import launcher
+    from thatch.plugin.config import Config
+    from thatch.plugin.setup import SetupContext
     from thatch.plugins import Plugins
-    from thatch.setup import engine, launcher
-    from thatch.setup.model import SetupContext
+    from thatch.setup import engine
 
     config = Config.load(home)
     # Keyed as setup keys them: the project's real path, the home as it is.
@@ -118,7 +119,8 @@ def _launch_checks(
     title: str, install: Any, seen: set[str], *, skip_unfound: bool
 ) -> Iterator[Check]:
     """Each way the installation's config starts thatch, run as the harness would."""
-    from thatch.setup import launcher, probe
+    from thatch.plugin import launcher
+    from thatch.setup import probe
 
     values = [
         value
@@ -139,7 +141,7 @@ def _launch_checks(
 
 
 def _rerun(install: Any) -> str:
-    from thatch.setup import launcher
+    from thatch.plugin import launcher
 
     scope, _, folder = install.scope.partition(":")
     where = "--global" if scope == "global" else f"--project {shlex.quote(folder)}"
@@ -180,7 +182,7 @@ def _open(home: str | None):  # type: ignore[no-untyped-def]
 
 
 def _plugins(home: str | None) -> Check:
-    from thatch.errors import ThatchError
+    from thatch.plugin.errors import ThatchError
 
     try:
         with _open(home) as th:
@@ -191,7 +193,7 @@ def _plugins(home: str | None) -> Check:
 
 
 def _database(home: str | None) -> Check:
-    from thatch.errors import ThatchError
+    from thatch.plugin.errors import ThatchError
 
     try:
         with _open(home) as th:
@@ -210,7 +212,7 @@ def _database(home: str | None) -> Check:
 
 
 def _model(home: str | None) -> Check:
-    from thatch.errors import ThatchError
+    from thatch.plugin.errors import ThatchError
 
     try:
         with _open(home) as th:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from thatch.models import DuplicatePair
-from thatch.storage import Storage
+from thatch.plugin.records import DuplicatePair
+from thatch.plugin.storage import Storage
 
 #: Rows compared per block: bounds memory to BLOCK × n floats at any store size.
 BLOCK = 1024

@@ -17,9 +17,9 @@ from typing import Any
 
 import attrs
 
-from thatch.events import Event, ToolCall
 from thatch.nudges.framing import Framing, as_data, new_nonce, quoted
-from thatch.nudges.model import Nudge
+from thatch.plugin.events import Event, ToolCall
+from thatch.plugin.nudge import Nudge
 from thatch.redact import redact
 from thatch.reminder_text import TOOL_PREFIXES
 from thatch.sessions.models import Interaction, NewInteraction

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
-from thatch.errors import InvalidInputError
-from thatch.models import DuplicatePair, HygieneReport, Memory
+from thatch.plugin.errors import InvalidInputError
+from thatch.plugin.records import DuplicatePair, HygieneReport, Memory
 
 STALE_DAYS = 90
 #: A century: longer spans say nothing more, and dates before year 1 do not exist.

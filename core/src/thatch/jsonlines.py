@@ -11,7 +11,7 @@ import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from thatch.errors import InvalidInputError
+from thatch.plugin.errors import InvalidInputError
 from thatch.unicode_fix import has_surrogate_escape, scrub
 
 

@@ -34,8 +34,8 @@ if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
 
     from thatch.mcp_relay import ServerArgs
+    from thatch.plugin.setup import SetupTarget
     from thatch.runtime import Runtime
-    from thatch.setup.model import SetupTarget
     from thatch.setup.notice import SetupCheck
     from thatch.tools.registry import ToolRegistry
 
@@ -73,7 +73,7 @@ class InProcessBackend:
 
         self._owns_app = app is None
         if app is None:
-            from thatch.config import Config
+            from thatch.plugin.config import Config
             from thatch.plugins import Plugins
             from thatch.runtime import Runtime
 
@@ -88,9 +88,9 @@ class InProcessBackend:
     def call(
         self, name: str, arguments: dict[str, Any], cwd: str, env: dict[str, str]
     ) -> dict[str, Any]:
-        from thatch.errors import ThatchError
+        from thatch.plugin.errors import ThatchError
+        from thatch.plugin.tool import ToolContext
         from thatch.tools.registry import ToolOutcome
-        from thatch.tools.spec import ToolContext
 
         try:
             project = self.app.project(cwd, env)

@@ -11,9 +11,10 @@ from collections.abc import Callable, Iterable, Sequence
 
 import attrs
 
-from thatch.embedding import Embedder
-from thatch.errors import InvalidInputError
-from thatch.models import (
+from thatch.names import validate_branch, validate_label, validate_store
+from thatch.plugin.embedder import Embedder
+from thatch.plugin.errors import InvalidInputError
+from thatch.plugin.records import (
     Memory,
     NewMemory,
     RememberResult,
@@ -21,9 +22,8 @@ from thatch.models import (
     Similar,
     WriteResult,
 )
-from thatch.names import validate_branch, validate_label, validate_store
+from thatch.plugin.storage import Storage
 from thatch.redact import redact
-from thatch.storage import Storage
 
 MAX_CONTENT = 20_000
 #: How many near duplicates a write reports at most.

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from thatch.errors import InvalidInputError
-from thatch.models import GLOBAL_STORE
+from thatch.plugin.errors import InvalidInputError
+from thatch.plugin.records import GLOBAL_STORE
 from thatch.redact import redact
 
 MAX_LABEL = 120

@@ -30,18 +30,18 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import pluggy
 
-from thatch import hookspecs
-from thatch.errors import PluginMissingError
+from thatch.plugin import specs as hookspecs
+from thatch.plugin.errors import PluginMissingError
 
 if TYPE_CHECKING:
-    from thatch.config import Config
-    from thatch.embedding import Embedder
-    from thatch.events import Event
-    from thatch.nudges.model import Nudge
+    from thatch.plugin.config import Config
+    from thatch.plugin.embedder import Embedder
+    from thatch.plugin.events import Event
+    from thatch.plugin.nudge import Nudge
+    from thatch.plugin.setup import SetupTarget
+    from thatch.plugin.storage import Storage
+    from thatch.plugin.tool import Tool
     from thatch.runtime import Runtime
-    from thatch.setup.model import SetupTarget
-    from thatch.storage import Storage
-    from thatch.tools.spec import Tool
 
 log = logging.getLogger("thatch")
 

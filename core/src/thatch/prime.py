@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
-from thatch.errors import ThatchError
+from thatch.plugin.errors import ThatchError
 
 PRIMER_PROMPT = """\
 Prime thatch's memory for this repository. Use the thatch-project-primer skill if you \

@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Literal
 
-from thatch.embedding import Embedder
 from thatch.fusion import fuse
-from thatch.models import RecallHit, Scope
-from thatch.storage import Storage
+from thatch.plugin.embedder import Embedder
+from thatch.plugin.records import RecallHit, Scope
+from thatch.plugin.storage import Storage
 
 RecallMode = Literal["hybrid", "vector", "words"]
 #: Each list is searched this many times deeper than the results asked for,

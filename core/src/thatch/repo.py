@@ -10,8 +10,8 @@ import re
 import subprocess
 from pathlib import Path
 
-from thatch.errors import InvalidInputError
 from thatch.names import validate_store
+from thatch.plugin.errors import InvalidInputError
 
 _GIT_TIMEOUT = 5.0
 # The last two path parts of any remote URL form: https, ssh, scp-like, file.

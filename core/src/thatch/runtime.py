@@ -21,15 +21,15 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from thatch.api import Thatch
-from thatch.config import Config
+from thatch.plugin.config import Config
 from thatch.plugins import Plugins
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from thatch.embedding import Embedder, Thresholds
-    from thatch.models import HygieneReport
+    from thatch.plugin.embedder import Embedder, Thresholds
+    from thatch.plugin.records import HygieneReport
     from thatch.sessions.store import SessionStore
 
 #: How long a project's git store and branch are trusted before asking git again.

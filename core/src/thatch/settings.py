@@ -21,10 +21,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from thatch.errors import ConfigError
+from thatch.plugin.errors import ConfigError
 
 if TYPE_CHECKING:
-    from thatch.config import Config
+    from thatch.plugin.config import Config
 
 T = TypeVar("T")
 

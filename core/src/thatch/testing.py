@@ -10,7 +10,7 @@ The plugin author's toolkit; nothing here needs pytest.
   runs ``thatch hook HARNESS EVENT`` through the daemon's handler and
   :class:`EventRecorder` keeps every event observers are shown.
 - :func:`set_up`, :func:`tear_down` and :func:`apply_changes` drive a
-  :class:`~thatch.setup.model.SetupTarget` through core's setup engine the
+  :class:`~thatch.plugin.setup.SetupTarget` through core's setup engine the
   way ``thatch setup`` does; :func:`tree` and :func:`text_tree` snapshot the
   files it leaves; :func:`check_golden` and :func:`check_golden_tree` compare
   text with golden files (``THATCH_UPDATE_GOLDEN=1`` rewrites them).
@@ -33,18 +33,18 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from thatch.embedding import Thresholds
-from thatch.hookspecs import hookimpl
+from thatch.plugin.embedder import Thresholds
+from thatch.plugin.specs import hookimpl
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from types import ModuleType
 
-    from thatch.events import Event
+    from thatch.plugin.events import Event
+    from thatch.plugin.setup import Change, SetupContext, SetupTarget
     from thatch.plugins import Plugins
     from thatch.runtime import Runtime
     from thatch.setup.engine import ApplyReport, FileEdit
-    from thatch.setup.model import Change, SetupContext, SetupTarget
 
 _WORD = re.compile(r"\w+")
 
@@ -99,7 +99,7 @@ def plugins_with(*plugins: object, embedder: object | None = None) -> Plugins:
     """
     import pluggy
 
-    from thatch import hookspecs
+    from thatch.plugin import specs as hookspecs
     from thatch.plugins import Plugins
 
     fake = EmbedderPlugin(embedder if embedder is not None else WordHashEmbedder())
@@ -133,7 +133,7 @@ def make_runtime(
     ``make_runtime(home, thatch_sqlite.plugin, my_plugin)``. The config is
     read from ``home`` only, never from the environment. Close it when done.
     """
-    from thatch.config import Config
+    from thatch.plugin.config import Config
     from thatch.runtime import Runtime
 
     chosen = [*(builtin_plugins() if builtins else []), *plugins]

@@ -13,11 +13,11 @@ from collections.abc import Iterable, Iterator
 
 import attrs
 
-from thatch.errors import InvalidInputError
 from thatch.jsonlines import json_objects, optional_text, require_text
 from thatch.memory import MemoryInput
-from thatch.models import Memory
 from thatch.names import validate_branch, validate_label, validate_store
+from thatch.plugin.errors import InvalidInputError
+from thatch.plugin.records import Memory
 from thatch.serialize import to_json_data
 
 EXAMPLE = '{"label": "tabs", "content": "...", "store": "global"}'

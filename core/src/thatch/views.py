@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from thatch.decisions.engine import PredictionHit
-from thatch.models import RecallHit
+from thatch.plugin.records import RecallHit
 
 
 def memory_hit_data(hit: RecallHit, recall_threshold: float) -> dict[str, Any]:

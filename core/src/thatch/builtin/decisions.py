@@ -7,13 +7,13 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from thatch.hookspecs import hookimpl
 from thatch.nudges.decisions import decision_nudge_from_hits
-from thatch.nudges.model import Nudge
+from thatch.plugin.nudge import Nudge
+from thatch.plugin.specs import hookimpl
 
 if TYPE_CHECKING:
     from thatch.api import Thatch
-    from thatch.events import Event
+    from thatch.plugin.events import Event
     from thatch.runtime import Runtime
 
 #: Predictions considered per prompt.

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from thatch.hookspecs import hookimpl
 from thatch.nudges.delivery import plain
+from thatch.plugin.specs import hookimpl
 
 if TYPE_CHECKING:
-    from thatch.events import Event
-    from thatch.nudges.model import Nudge
+    from thatch.plugin.events import Event
+    from thatch.plugin.nudge import Nudge
 
 
 @hookimpl(trylast=True)

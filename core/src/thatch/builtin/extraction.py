@@ -10,11 +10,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from thatch.extraction import MIN_ITEM_CHARS, build_extraction_nudge
-from thatch.hookspecs import hookimpl
+from thatch.plugin.specs import hookimpl
 
 if TYPE_CHECKING:
-    from thatch.events import Event
-    from thatch.nudges.model import Nudge
+    from thatch.plugin.events import Event
+    from thatch.plugin.nudge import Nudge
     from thatch.runtime import Runtime
 
 #: The extraction nudge's share of the prompt's budget: the rest is left for

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from thatch.hookspecs import hookimpl
-from thatch.nudges.model import Nudge
 from thatch.nudges.recall import recall_nudge
+from thatch.plugin.nudge import Nudge
+from thatch.plugin.specs import hookimpl
 
 if TYPE_CHECKING:
-    from thatch.events import Event
+    from thatch.plugin.events import Event
     from thatch.runtime import Runtime
 
 #: Memories considered per prompt, before those shown recently are dropped.

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from thatch.hookspecs import hookimpl
-from thatch.nudges.model import Nudge
 from thatch.nudges.reminder import save_reminder
+from thatch.plugin.nudge import Nudge
+from thatch.plugin.specs import hookimpl
 from thatch.reminder_text import tool_prefix
 
 if TYPE_CHECKING:
-    from thatch.events import Event
+    from thatch.plugin.events import Event
     from thatch.runtime import Runtime
 
 

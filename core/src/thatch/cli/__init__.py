@@ -1,7 +1,7 @@
 """The ``thatch`` command.
 
 ``main`` parses arguments and runs one command. Errors a user can meet
-(:class:`thatch.errors.ThatchError`) print one clear line on stderr and exit
+(:class:`thatch.plugin.errors.ThatchError`) print one clear line on stderr and exit
 non-zero; they never show a traceback.
 
 A subcommand thatch does not have (``thatch echo``) is what a hook left by
@@ -121,7 +121,7 @@ def _mcp_main(argv: list[str]) -> int | None:
 
 def _run(command: Callable[[], int]) -> int:
     """Run one command: a user's error is one line on stderr and a non-zero status."""
-    from thatch.errors import ThatchError
+    from thatch.plugin.errors import ThatchError
 
     try:
         status = command()

@@ -20,8 +20,8 @@ from itertools import islice
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
-from thatch.errors import InvalidInputError, ThatchError
 from thatch.jsonlines import optional_text, parse_object, require_text
+from thatch.plugin.errors import InvalidInputError, ThatchError
 from thatch.safetext import visible
 from thatch.unicode_fix import scrub_text
 

@@ -13,7 +13,7 @@ from thatch.cli import output
 from thatch.cli.inputs import batches, count_checked, open_import_file
 from thatch.cli.memory_commands import connect
 from thatch.duplicates import pair_key
-from thatch.models import DuplicatePair, ImportResult, RememberResult
+from thatch.plugin.records import DuplicatePair, ImportResult, RememberResult
 from thatch.safetext import visible
 from thatch.serialize import to_json_data
 from thatch.transfer import ImportLine, parse_lines

@@ -11,8 +11,8 @@ from thatch.api import ALL, Thatch
 from thatch.api import open as open_thatch
 from thatch.cli import output
 from thatch.cli.inputs import answer_stdin_queries, read_stdin
-from thatch.errors import InvalidInputError
-from thatch.models import GLOBAL_STORE, Memory
+from thatch.plugin.errors import InvalidInputError
+from thatch.plugin.records import GLOBAL_STORE, Memory
 from thatch.serialize import to_json_data
 from thatch.views import memory_hit_data
 

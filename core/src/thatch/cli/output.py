@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from thatch.models import Memory, RecallHit, RememberResult
+from thatch.plugin.records import Memory, RecallHit, RememberResult
 from thatch.safetext import visible
 from thatch.serialize import to_json_data
 

@@ -7,7 +7,7 @@ import argparse
 import shutil
 import sys
 
-from thatch.errors import InvalidInputError
+from thatch.plugin.errors import InvalidInputError
 
 #: Short names users type, for thatch's own plugin distributions.
 KNOWN = ("claude", "cursor", "opencode", "sqlite", "fastembed")

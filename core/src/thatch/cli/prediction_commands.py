@@ -11,10 +11,10 @@ from thatch.cli.inputs import answer_stdin_queries, batches, count_checked, open
 from thatch.cli.memory_commands import connect
 from thatch.decisions.calibration import CalibrationReport
 from thatch.decisions.engine import UpdateResult
-from thatch.decisions.models import Prediction
 from thatch.decisions.nudge import format_block
 from thatch.decisions.service import PredictionDetail, parse_update_calls
-from thatch.errors import InvalidInputError
+from thatch.plugin.decisions import Prediction
+from thatch.plugin.errors import InvalidInputError
 from thatch.serialize import to_json_data
 from thatch.views import prediction_hit_data
 

@@ -10,11 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from thatch.cli.output import emit, note
-from thatch.config import Config
-from thatch.errors import InvalidInputError, ThatchError
+from thatch.plugin import launcher
+from thatch.plugin.config import Config
+from thatch.plugin.errors import InvalidInputError, ThatchError
+from thatch.plugin.setup import SetupContext, SetupTarget
 from thatch.plugins import Plugins
-from thatch.setup import engine, launcher
-from thatch.setup.model import SetupContext, SetupTarget
+from thatch.setup import engine
 
 #: Exit status when there is nothing to do until the user names a harness.
 NEEDS_CHOICE = 2

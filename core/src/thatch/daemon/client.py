@@ -26,7 +26,7 @@ import attrs
 import thatch
 from thatch import rundir, socketguard, wire
 from thatch.daemon import lock
-from thatch.errors import ThatchError
+from thatch.plugin.errors import ThatchError
 
 #: Loading the model and opening a large database can take this long.
 START_TIMEOUT = 60.0

@@ -21,13 +21,13 @@ from typing import Any
 
 import attrs
 
-from thatch.errors import InvalidInputError
-from thatch.events import Event
 from thatch.extraction import interactions_from
 from thatch.nudges.compose import compose
 from thatch.nudges.delivery import hook_json
-from thatch.nudges.model import Nudge
 from thatch.payloads import COMMAND_EVENTS, parse_command_payload
+from thatch.plugin.errors import InvalidInputError
+from thatch.plugin.events import Event
+from thatch.plugin.nudge import Nudge
 from thatch.runtime import Runtime, project_folder
 
 log = logging.getLogger("thatch")

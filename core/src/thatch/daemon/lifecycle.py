@@ -15,13 +15,13 @@ from typing import TypeVar
 import attrs
 
 from thatch import logfile, rundir, socketguard
-from thatch.config import Config
 from thatch.daemon import lock, security
 from thatch.daemon.handlers import Handlers
 from thatch.daemon.hook_events import handle_hook
 from thatch.daemon.server import DaemonServer
 from thatch.daemon.spool import Spool
 from thatch.daemon.throttle import Throttle
+from thatch.plugin.config import Config
 from thatch.plugins import Plugins
 from thatch.runtime import Runtime
 

@@ -28,7 +28,7 @@ from thatch import wire
 
 if TYPE_CHECKING:
     from thatch.mcp_server import ToolBackend
-    from thatch.setup.model import SetupTarget
+    from thatch.plugin.setup import SetupTarget
 
 log = logging.getLogger("thatch")
 

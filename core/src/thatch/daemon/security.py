@@ -10,7 +10,7 @@ import contextlib
 import os
 import stat
 
-from thatch.errors import ThatchError
+from thatch.plugin.errors import ThatchError
 from thatch.rundir import RunDir
 from thatch.socketguard import linked_socket, peer_uid
 

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 import attrs
 
-from thatch.decisions.models import Fire, Provenance
+from thatch.plugin.decisions import Fire, Provenance
 
 OUTCOME = {"confirm": 1.0, "disconfirm": 0.0, "soft": 0.75}
 BINS = 10

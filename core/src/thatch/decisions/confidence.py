@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import attrs
 
-from thatch.decisions.models import Signal
+from thatch.plugin.decisions import Signal
 
 #: Prior strength, in observations.
 K = 5.0

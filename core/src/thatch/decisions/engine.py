@@ -13,13 +13,13 @@ from typing import Literal
 import attrs
 
 from thatch.decisions.confidence import DEFAULT_PRIOR, EVIDENCE, confidence, population_prior
-from thatch.decisions.models import SIGNALS, Matcher, Prediction, Signal
 from thatch.decisions.wording import same_statement
-from thatch.embedding import Embedder
-from thatch.errors import InvalidInputError
 from thatch.names import validate_store
+from thatch.plugin.decisions import SIGNALS, Matcher, Prediction, Signal
+from thatch.plugin.embedder import Embedder
+from thatch.plugin.errors import InvalidInputError
+from thatch.plugin.storage import Storage
 from thatch.redact import redact
-from thatch.storage import Storage
 
 #: What an update did, from the user's point of view.
 Outcome = Literal["created", "linked", "reinforced", "weakened", "unchanged"]

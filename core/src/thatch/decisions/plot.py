@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 
 from thatch.decisions.calibration import CalibrationReport
-from thatch.errors import InvalidInputError, PluginMissingError
+from thatch.plugin.errors import InvalidInputError, PluginMissingError
 
 _FIX = "name a .png file in a folder you can write, like calib.png"
 

@@ -19,10 +19,10 @@ from thatch.decisions.engine import (
     UpdateResult,
     check_signal,
 )
-from thatch.decisions.models import Edge, Matcher, Prediction, Provenance
-from thatch.errors import ConfigError, InvalidInputError, NotFoundError
 from thatch.jsonlines import json_objects, optional_text, require_text
 from thatch.names import validate_store
+from thatch.plugin.decisions import Edge, Matcher, Prediction, Provenance
+from thatch.plugin.errors import ConfigError, InvalidInputError, NotFoundError
 
 if TYPE_CHECKING:
     from thatch.api import StoreChoice, Thatch

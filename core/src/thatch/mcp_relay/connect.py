@@ -166,7 +166,7 @@ class Opener:
     def _wait_stopped(self) -> None:
         """Wait until the outdated daemon has exited (rare: the heavier client is fine here)."""
         from thatch.daemon.client import DaemonClient
-        from thatch.errors import ThatchError
+        from thatch.plugin.errors import ThatchError
 
         try:
             DaemonClient(self.home, self.environ).wait_stopped()

@@ -1,6 +1,6 @@
 """Nudges: what thatch adds to a prompt, and how it fits a character budget.
 
-:mod:`~thatch.nudges.model` holds the record, :mod:`~thatch.nudges.compose`
+:mod:`~thatch.plugin.nudge` holds the record, :mod:`~thatch.nudges.compose`
 fits nudges into the budget, :mod:`~thatch.nudges.recall`,
 :mod:`~thatch.nudges.decisions` and :mod:`~thatch.nudges.reminder` write the
 built-in texts, :mod:`~thatch.nudges.framing` marks the recorded text they

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 import attrs
 
-from thatch.nudges.model import Nudge
+from thatch.plugin.nudge import Nudge
 from thatch.safetext import visible
 
 #: Tiers that make the tier-3 fallback unnecessary once one of their nudges is taken.

@@ -8,8 +8,8 @@ import attrs
 
 from thatch.decisions.engine import PredictionHit
 from thatch.decisions.nudge import HEADER, format_line
-from thatch.nudges.model import Nudge
 from thatch.nudges.text import cut, take_lines
+from thatch.plugin.nudge import Nudge
 from thatch.safetext import visible
 
 SOURCE = "decisions"

@@ -13,7 +13,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from thatch.nudges.model import Nudge
+    from thatch.plugin.nudge import Nudge
 
 SEPARATOR = "\n\n"
 

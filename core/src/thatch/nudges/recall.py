@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from thatch.models import RecallHit
 from thatch.nudges.framing import Framing, as_data, new_nonce
-from thatch.nudges.model import Nudge
 from thatch.nudges.text import fit_entries, one_line
+from thatch.plugin.nudge import Nudge
+from thatch.plugin.records import RecallHit
 
 HEADER = "[thatch] Memories that may bear on this prompt"
 #: Where the framed lines come from, as the framing's note says.

@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Final, Literal
 
-from thatch.models import GLOBAL_STORE, HygieneReport
-from thatch.nudges.model import Nudge
+from thatch.plugin.nudge import Nudge
+from thatch.plugin.records import GLOBAL_STORE, HygieneReport
 from thatch.reminder_text import (
     EXTRACTION_LINE,
     RECALL_LINE,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 
-from thatch.nudges.model import Nudge
+from thatch.plugin.nudge import Nudge
 
 #: A held nudge's ``on_delivered`` (None: it has none).
 Callback = Callable[[], None] | None

@@ -10,8 +10,8 @@ import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 
-from thatch.errors import StorageError
-from thatch.sqlite_support import create_private, erase_on_delete, retry_when_busy, use_wal
+from thatch.plugin.errors import StorageError
+from thatch.plugin.sqlite import create_private, erase_on_delete, retry_when_busy, use_wal
 
 #: Milliseconds a writer waits for another connection's transaction.
 BUSY_TIMEOUT_MS = 10_000

@@ -23,13 +23,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from thatch.events import Event
+from thatch.plugin.events import Event
 from thatch.sessions.held import Callback, decode, encode
 from thatch.sessions.models import Interaction, NewInteraction, SessionState
 from thatch.sessions.schema import open_connection
 
 if TYPE_CHECKING:
-    from thatch.nudges.model import Nudge
+    from thatch.plugin.nudge import Nudge
 
 __all__ = [
     "COMPACT_TIMEOUT_SECONDS",
@@ -58,7 +58,7 @@ class SessionStore:
 
         :param path: the SQLite file; its folder is created owner-only.
         :param clock: the time source (epoch seconds), replaceable in tests.
-        :raises thatch.errors.StorageError: the file cannot be created or read.
+        :raises thatch.plugin.errors.StorageError: the file cannot be created or read.
         """
         self.path = Path(path)
         self._clock = clock

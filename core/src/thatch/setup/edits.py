@@ -17,8 +17,8 @@ from typing import Any
 
 import attrs
 
-from thatch.errors import InvalidInputError
-from thatch.setup.jsonc import Node, find, parse
+from thatch.plugin.errors import InvalidInputError
+from thatch.plugin.jsonc import Node, find, parse
 
 KeyPath = tuple[str, ...]
 

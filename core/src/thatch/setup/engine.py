@@ -26,12 +26,8 @@ from pathlib import Path
 
 import attrs
 
-from thatch.errors import InvalidInputError, ThatchError
-from thatch.private import make_shared_dirs
-from thatch.setup import files, manifest
-from thatch.setup.diff import diff
-from thatch.setup.manifest import FileRecord, Installation
-from thatch.setup.model import (
+from thatch.plugin.errors import InvalidInputError, ThatchError
+from thatch.plugin.setup import (
     Change,
     Retired,
     RetiredBlock,
@@ -40,6 +36,10 @@ from thatch.setup.model import (
     RetiredItem,
     SetupContext,
 )
+from thatch.private import make_shared_dirs
+from thatch.setup import files, manifest
+from thatch.setup.diff import diff
+from thatch.setup.manifest import FileRecord, Installation
 from thatch.setup.planner import FileEdit, plan
 
 #: The kinds of change that take out what an older setup left.

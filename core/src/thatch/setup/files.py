@@ -16,7 +16,7 @@ from pathlib import Path
 
 import attrs
 
-from thatch.errors import ThatchError
+from thatch.plugin.errors import ThatchError
 
 ENCODING = "utf-8"
 ERRORS = "surrogateescape"

@@ -25,7 +25,7 @@ from typing import Any
 
 import attrs
 
-from thatch.errors import ConfigError
+from thatch.plugin.errors import ConfigError
 from thatch.setup.files import write_atomic
 
 FILENAME = "setup-manifest.json"
@@ -41,7 +41,7 @@ def canonical(value: Any) -> str:
 
 @attrs.frozen
 class EntryRecord:
-    """A member thatch set (:class:`~thatch.setup.model.JsonEntry`)."""
+    """A member thatch set (:class:`~thatch.plugin.setup.JsonEntry`)."""
 
     keys: KeyPath
     value: Any
@@ -51,7 +51,7 @@ class EntryRecord:
 
 @attrs.frozen
 class ItemRecord:
-    """A list item thatch appended (:class:`~thatch.setup.model.JsonListItem`)."""
+    """A list item thatch appended (:class:`~thatch.plugin.setup.JsonListItem`)."""
 
     keys: KeyPath
     item: Any
@@ -59,7 +59,7 @@ class ItemRecord:
 
 @attrs.frozen
 class BlockRecord:
-    """A Markdown block (:class:`~thatch.setup.model.TextBlock`)."""
+    """A Markdown block (:class:`~thatch.plugin.setup.TextBlock`)."""
 
     name: str
     #: The line breaks added before the block, removed with it.
@@ -68,7 +68,7 @@ class BlockRecord:
 
 @attrs.frozen
 class OwnedRecord:
-    """A whole file thatch wrote (:class:`~thatch.setup.model.OwnedFile`)."""
+    """A whole file thatch wrote (:class:`~thatch.plugin.setup.OwnedFile`)."""
 
     sha256: str
     executable: bool = False

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
-    from thatch.setup.model import Scope, SetupTarget
+    from thatch.plugin.setup import Scope, SetupTarget
 
 
 class SetupCheck(NamedTuple):
@@ -55,7 +55,7 @@ def check(
     if name is None:
         return SetupCheck(None, "", None)
     if targets is None:
-        from thatch.config import Config
+        from thatch.plugin.config import Config
         from thatch.plugins import Plugins
 
         targets = Plugins.load(Config.load(home, environ), environ).setup_targets()
@@ -82,8 +82,8 @@ def _problems(
     target: SetupTarget, environ: Mapping[str, str], cwd: str | None
 ) -> tuple[Scope | None, list[str]]:
     """The complete scope, or the project setup's problems (either scope suffices)."""
+    from thatch.plugin.setup import SetupContext
     from thatch.runtime import project_folder
-    from thatch.setup.model import SetupContext
 
     project = Path(project_folder(environ, cwd) or os.getcwd())
     user_home = Path(environ.get("HOME") or Path.home())

@@ -15,19 +15,9 @@ from pathlib import Path
 
 import attrs
 
-from thatch.errors import InvalidInputError
-from thatch.setup import blocks, edits, files, jsonc
-from thatch.setup.manifest import (
-    BlockRecord,
-    EntryRecord,
-    FileRecord,
-    Installation,
-    ItemRecord,
-    KeyPath,
-    OwnedRecord,
-    canonical,
-)
-from thatch.setup.model import (
+from thatch.plugin import blocks, jsonc
+from thatch.plugin.errors import InvalidInputError
+from thatch.plugin.setup import (
     Change,
     JsonEntry,
     JsonListItem,
@@ -37,6 +27,17 @@ from thatch.setup.model import (
     RetiredFile,
     RetiredItem,
     TextBlock,
+)
+from thatch.setup import edits, files
+from thatch.setup.manifest import (
+    BlockRecord,
+    EntryRecord,
+    FileRecord,
+    Installation,
+    ItemRecord,
+    KeyPath,
+    OwnedRecord,
+    canonical,
 )
 
 
@@ -80,7 +81,7 @@ def plan(
     :param inside: for a project setup, the project folder: a file in it that
         a symbolic link sends outside it is refused (a cloned repository could
         otherwise plant ``CLAUDE.md -> ~/notes.md`` and have setup write there).
-    Raises :class:`~thatch.errors.InvalidInputError` (nothing written) when a
+    Raises :class:`~thatch.plugin.errors.InvalidInputError` (nothing written) when a
     file cannot be read as what it should be, naming the file and the place,
     or leaves ``inside`` through a link.
     """

@@ -19,7 +19,7 @@ from typing import Any
 
 import attrs
 
-from thatch.setup.launcher import user_path
+from thatch.plugin.launcher import user_path
 
 #: A leading ``NAME=value`` word of a shell command sets a variable.
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")

@@ -6,8 +6,8 @@ their own :class:`Tool` records through the ``thatch_tools`` hook.
 
 from __future__ import annotations
 
+from thatch.plugin.tool import Tool, ToolContext, ToolHandler
 from thatch.tools.registry import ToolNameClashError, ToolOutcome, ToolRegistry, core_tools
-from thatch.tools.spec import Tool, ToolContext, ToolHandler
 from thatch.tools.validate import validate_arguments
 
 __all__ = [

@@ -7,13 +7,13 @@ from typing import TYPE_CHECKING, Any
 
 from thatch.duplicates import pair_key
 from thatch.hygiene import MAX_STALE_DAYS, STALE_DAYS
-from thatch.models import DuplicatePair
 from thatch.names import MAX_LABEL, MAX_STORE
+from thatch.plugin.records import DuplicatePair
+from thatch.plugin.storage import VERDICTS
+from thatch.plugin.tool import Tool, ToolContext
 from thatch.serialize import to_json_data
-from thatch.storage import VERDICTS
 from thatch.tools.memory import LABEL, STORE_OF_MEMORY
 from thatch.tools.schema import arguments, integer, string
-from thatch.tools.spec import Tool, ToolContext
 
 if TYPE_CHECKING:
     from thatch.api import Thatch

@@ -11,9 +11,9 @@ from typing import Any
 
 from thatch.memory import MAX_CONTENT
 from thatch.names import MAX_BRANCH, MAX_LABEL, MAX_STORE
+from thatch.plugin.tool import Tool, ToolContext
 from thatch.serialize import to_json_data
 from thatch.tools.schema import arguments, boolean, integer, string
-from thatch.tools.spec import Tool, ToolContext
 from thatch.views import memory_hit_data
 
 #: The most results one recall may ask for: more floods the agent's context.

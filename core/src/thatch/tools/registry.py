@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from thatch.errors import ThatchError
+from thatch.plugin.errors import ThatchError
+from thatch.plugin.tool import Tool, ToolContext
 from thatch.serialize import to_json_data
 from thatch.tools import decisions, maintenance, memory
-from thatch.tools.spec import Tool, ToolContext
 from thatch.tools.validate import validate_arguments
 
 if TYPE_CHECKING:

@@ -18,7 +18,7 @@ import difflib
 from collections.abc import Mapping
 from typing import Any
 
-from thatch.errors import InvalidInputError
+from thatch.plugin.errors import InvalidInputError
 
 #: A string longer than this is described by its length, not quoted.
 _QUOTE_LIMIT = 40

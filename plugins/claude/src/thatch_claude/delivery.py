@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from thatch.nudges.delivery import SEPARATOR, hook_json
 
 if TYPE_CHECKING:
-    from thatch.nudges.model import Nudge
+    from thatch.plugin import Nudge
 
 #: Claude Code moves hook output of this many characters or more to a file.
 OUTPUT_LIMIT = 10_000

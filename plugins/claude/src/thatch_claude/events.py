@@ -23,7 +23,7 @@ SessionEnd          session_end      ``reason`` as ``source``
 ==================  ===============  ==========================================
 
 Every payload has ``session_id`` and ``cwd``; a malformed field raises
-:class:`~thatch.errors.InvalidInputError` naming it, except in one of a
+:class:`~thatch.plugin.errors.InvalidInputError` naming it, except in one of a
 batch's calls: that call is logged and left out, the others are kept
 (:func:`thatch.payloads.batch_calls`).
 
@@ -64,11 +64,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from thatch.errors import InvalidInputError
-from thatch.events import Event, EventKind, ToolCall, shared_identity
-
 # Core's payload helpers, so both paths name bad fields the same way.
-from thatch.payloads import batch_calls, first_root, optional_text, text_field, tool_call
+from thatch.payloads import batch_calls, first_root, tool_call
+from thatch.plugin import (
+    Event,
+    EventKind,
+    InvalidInputError,
+    ToolCall,
+    optional_text,
+    shared_identity,
+    text_field,
+)
 
 from thatch_claude import HARNESS
 from thatch_claude.failures import ReportedFailures

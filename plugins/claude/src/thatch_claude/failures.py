@@ -18,7 +18,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 
-from thatch.events import ToolCall
+from thatch.plugin import ToolCall
 
 #: Failures remembered at most; a batch follows its failures at once, so
 #: only the calls of the batches in flight need to be here.

@@ -21,8 +21,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import attrs
-from thatch.errors import InvalidInputError
-from thatch.setup.model import SetupContext
+from thatch.plugin import InvalidInputError, SetupContext
 
 #: The MCP server's name: Claude Code shows its tools as ``mcp__thatch__<tool>``.
 SERVER_NAME = "thatch"

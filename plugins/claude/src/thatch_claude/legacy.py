@@ -10,7 +10,7 @@ they run:
   today's ``thatch hook claude EVENT``;
 - an ``mcpServers.thatch`` entry whose program is thatch with a subcommand
   other than ``mcp``;
-- a CLAUDE.md block between the older markers (see :mod:`thatch.setup.blocks`);
+- a CLAUDE.md block between the older markers (see :mod:`thatch.plugin.blocks`);
 - a ``thatch-*`` skill this version no longer ships, when its folder holds
   nothing but its ``SKILL.md``.
 
@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from thatch.hookcmd.args import subcommand as subcommand_of_arguments
-from thatch.setup import blocks
-from thatch.setup.model import (
+from thatch.plugin import blocks
+from thatch.plugin.setup import (
     MIGRATED,
     Retired,
     RetiredBlock,

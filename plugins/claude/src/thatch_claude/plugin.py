@@ -9,14 +9,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from thatch import hookimpl
+from thatch.plugin import hookimpl
 
 from thatch_claude import HARNESS
 
 if TYPE_CHECKING:
-    from thatch.events import Event
-    from thatch.nudges.model import Nudge
-    from thatch.setup.model import SetupTarget
+    from thatch.plugin import Event, Nudge
+    from thatch.plugin.setup import SetupTarget
 
 
 @hookimpl

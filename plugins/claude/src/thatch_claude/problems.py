@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from thatch.setup.launcher import program_problem, unrunnable_fix
-from thatch.setup.model import SetupContext
+from thatch.plugin import SetupContext
+from thatch.plugin.launcher import program_problem, unrunnable_fix
 
 from thatch_claude import HARNESS, legacy
 from thatch_claude.files import SERVER_NAME, ClaudeFiles, files_for
@@ -285,7 +285,7 @@ def _legacy_problems(files: ClaudeFiles, configs: _Configs, fix: str) -> list[st
 
 def _block_problems(files: ClaudeFiles, fix: str) -> list[str]:
     """thatch's CLAUDE.md block: an older one, a lost end line, or text edited since setup."""
-    from thatch.setup import blocks
+    from thatch.plugin import blocks
 
     path = files.instructions
     try:

@@ -21,8 +21,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
-from thatch.setup.launcher import harness_which
-from thatch.setup.model import (
+from thatch.plugin import (
     Change,
     Detection,
     JsonEntry,
@@ -31,6 +30,7 @@ from thatch.setup.model import (
     SetupContext,
     TextBlock,
 )
+from thatch.plugin.launcher import harness_which
 
 from thatch_claude import HARNESS
 from thatch_claude.files import SERVER_NAME, config_dir, files_for
@@ -60,7 +60,7 @@ HOOK_TIMEOUT = 10
 
 @attrs.frozen
 class ClaudeTarget:
-    """Claude Code as a :class:`~thatch.setup.model.SetupTarget`."""
+    """Claude Code as a :class:`~thatch.plugin.setup.SetupTarget`."""
 
     name: str = HARNESS
     title: str = "Claude Code"

@@ -20,8 +20,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from thatch.events import Event
-    from thatch.nudges.model import Nudge
+    from thatch.plugin import Event, Nudge
 
 #: Event kinds whose Cursor hook can add context for the agent.
 CONTEXT_KINDS = frozenset({"session_start", "tool_use"})

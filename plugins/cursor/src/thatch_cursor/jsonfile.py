@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from thatch.setup.jsonc import loads
+from thatch.plugin.jsonc import loads
 
 #: What :func:`load` returns for a file that does not exist or holds no value.
 MISSING: Any = object()

@@ -16,9 +16,16 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from thatch.errors import InvalidInputError
-from thatch.events import Event, EventKind, ToolCall, shared_identity
-from thatch.payloads import describe_value, optional_text, text_field
+from thatch.plugin import (
+    Event,
+    EventKind,
+    InvalidInputError,
+    ToolCall,
+    describe_value,
+    optional_text,
+    shared_identity,
+    text_field,
+)
 
 from thatch_cursor import HARNESS
 

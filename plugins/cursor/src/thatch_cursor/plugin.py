@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from thatch import hookimpl
+from thatch.plugin import hookimpl
 
 from thatch_cursor import HARNESS
 
@@ -12,9 +12,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
     from typing import Any
 
-    from thatch.events import Event
-    from thatch.nudges.model import Nudge
-    from thatch.setup.model import SetupTarget
+    from thatch.plugin import Event, Nudge
+    from thatch.plugin.setup import SetupTarget
 
 
 @hookimpl

@@ -13,8 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from thatch.setup.launcher import program_problem, unrunnable_fix
-from thatch.setup.model import SetupContext
+from thatch.plugin import SetupContext
+from thatch.plugin.launcher import program_problem, unrunnable_fix
 from thatch.workflows import compare_installed
 
 from thatch_cursor import HARNESS, jsonfile

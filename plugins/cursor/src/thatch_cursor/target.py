@@ -19,16 +19,16 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import attrs
-from thatch.errors import InvalidInputError
-from thatch.setup.launcher import harness_which
-from thatch.setup.model import (
+from thatch.plugin import (
     Change,
     Detection,
+    InvalidInputError,
     JsonEntry,
     JsonListItem,
     OwnedFile,
     SetupContext,
 )
+from thatch.plugin.launcher import harness_which
 
 from thatch_cursor import HARNESS, jsonfile
 from thatch_cursor.rules import RULE_FILE_NAME, rule_text, workflow_rules

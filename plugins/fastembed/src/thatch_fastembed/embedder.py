@@ -1,4 +1,4 @@
-"""FastEmbedder: thatch's default :class:`thatch.embedding.Embedder`, on fastembed.
+"""FastEmbedder: thatch's default :class:`thatch.plugin.embedder.Embedder`, on fastembed.
 
 Three sources, chosen from the config:
 
@@ -28,9 +28,14 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import numpy.typing as npt
-from thatch.embedding import DEFAULT_PREDICTION_THRESHOLD, Thresholds
-from thatch.errors import ConfigError, PluginMissingError, ThatchError
-from thatch.heap import release_free_memory
+from thatch.plugin import (
+    DEFAULT_PREDICTION_THRESHOLD,
+    ConfigError,
+    PluginMissingError,
+    ThatchError,
+    Thresholds,
+    release_free_memory,
+)
 
 from thatch_fastembed.model_pack import (
     DEFAULT_MODEL_ID,
@@ -48,7 +53,7 @@ from thatch_fastembed.model_pack import (
 
 if TYPE_CHECKING:
     from fastembed import TextEmbedding
-    from thatch.config import Config
+    from thatch.plugin import Config
 
 Source = Literal["pack", "folder", "hub"]
 

@@ -34,9 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from thatch.config import DEFAULT_MODEL
-from thatch.errors import ConfigError, PluginMissingError
-from thatch.private import make_private_dirs
+from thatch.plugin import DEFAULT_MODEL, ConfigError, PluginMissingError, make_private_dirs
 
 #: The model name the installed pack serves (thatch's default ``config.model``).
 DEFAULT_MODEL_NAME = DEFAULT_MODEL

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from thatch import hookimpl
+from thatch.plugin import hookimpl
 
 if TYPE_CHECKING:
-    from thatch.config import Config
+    from thatch.plugin import Config
 
     from thatch_fastembed.embedder import FastEmbedder
 

@@ -11,9 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from thatch.errors import InvalidInputError
-from thatch.setup.launcher import program_problem, unrunnable_fix
-from thatch.setup.model import SetupContext
+from thatch.plugin import InvalidInputError, SetupContext
+from thatch.plugin.launcher import program_problem, unrunnable_fix
 from thatch.workflows import compare_installed
 
 from thatch_opencode import HARNESS
@@ -52,7 +51,7 @@ def _fix(context: SetupContext) -> str:
 
 def _read_configs(folder: Path, fix: str) -> tuple[dict[Path, dict[str, Any]], list[str]]:
     """Each config file of ``folder`` that holds an object (opencode merges them all)."""
-    from thatch.setup import jsonc
+    from thatch.plugin import jsonc
 
     configs: dict[Path, dict[str, Any]] = {}
     problems: list[str] = []
@@ -126,7 +125,7 @@ def _plugin_problems(plugin: Path, fix: str, which: Which, unrunnable: str) -> l
 
 
 def _block_problems(agents: Path, fix: str) -> list[str]:
-    from thatch.setup.blocks import begin_marker
+    from thatch.plugin.blocks import begin_marker
 
     try:
         text = agents.read_text(encoding="utf-8")

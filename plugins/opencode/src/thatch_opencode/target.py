@@ -21,8 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-from thatch.setup.launcher import harness_which
-from thatch.setup.model import (
+from thatch.plugin import (
     Change,
     Detection,
     JsonEntry,
@@ -31,6 +30,7 @@ from thatch.setup.model import (
     SetupContext,
     TextBlock,
 )
+from thatch.plugin.launcher import harness_which
 
 from thatch_opencode import HARNESS
 from thatch_opencode.agents import AGENTS_FOLDER, agent_files

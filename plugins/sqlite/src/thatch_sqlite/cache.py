@@ -22,7 +22,7 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 
 import numpy as np
-from thatch.heap import release_free_memory
+from thatch.plugin import release_free_memory
 
 from thatch_sqlite import fts
 from thatch_sqlite.vectors import VectorIndex

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    from thatch.storage import Vector
+    from thatch.plugin import Vector
 
 
 def to_time(epoch: float) -> datetime:

@@ -1,6 +1,6 @@
 """Opening the database file: permissions, connection settings, migrations.
 
-Every failure becomes a :class:`~thatch.errors.StorageError` that names the
+Every failure becomes a :class:`~thatch.plugin.errors.StorageError` that names the
 file and what to do about it.
 """
 
@@ -9,8 +9,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from thatch.errors import StorageError
-from thatch.sqlite_support import create_private, erase_on_delete, retry_when_busy, use_wal
+from thatch.plugin import StorageError
+from thatch.plugin.sqlite import create_private, erase_on_delete, retry_when_busy, use_wal
 
 from thatch_sqlite.migrations import migrate
 from thatch_sqlite.scrub import erase_index_on_delete

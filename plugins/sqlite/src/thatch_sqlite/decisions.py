@@ -1,7 +1,7 @@
 """The decision model in SQLite: matchers, predictions, edges, provenance, fires.
 
 :class:`DecisionsMixin` gives :class:`~thatch_sqlite.storage.SQLiteStorage`
-the methods of :class:`thatch.decisions.storage.DecisionStorage`, on the same
+the methods of :class:`thatch.plugin.decision_storage.DecisionStorage`, on the same
 connection, lock and ``BEGIN IMMEDIATE`` transactions as the memories.
 :class:`DecisionCache` keeps the matcher and prediction vectors in memory, one
 :class:`~thatch_sqlite.vectors.VectorIndex` each, current with every commit
@@ -20,18 +20,25 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from thatch.decisions.models import SIGNALS, Edge, Fire, Matcher, Prediction, Provenance, Signal
-from thatch.decisions.storage import DecisionKind
-from thatch.errors import NotFoundError
-from thatch.models import ScoredId
+from thatch.plugin import (
+    SIGNALS,
+    DecisionKind,
+    Edge,
+    Fire,
+    Matcher,
+    NotFoundError,
+    Prediction,
+    Provenance,
+    ScoredId,
+    Signal,
+)
 
 from thatch_sqlite.cache import Follower
 from thatch_sqlite.codec import as_vector, from_blob, json_ids, to_blob, to_time
 from thatch_sqlite.vectors import VectorIndex
 
 if TYPE_CHECKING:
-    from thatch.decisions.storage import ConfidenceRule
-    from thatch.storage import Vector
+    from thatch.plugin import ConfidenceRule, Vector
 
 
 # Column lists in the order _matcher() and _prediction() read them.
@@ -165,7 +172,7 @@ class DecisionCache(Follower):
 
 
 class DecisionsMixin:
-    """:class:`thatch.decisions.storage.DecisionStorage` on SQLiteStorage's connection."""
+    """:class:`thatch.plugin.decision_storage.DecisionStorage` on SQLiteStorage's connection."""
 
     if TYPE_CHECKING:
         _lock: threading.RLock

@@ -13,7 +13,7 @@ import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 
-from thatch.errors import StorageError
+from thatch.plugin import StorageError
 
 Step = Sequence[str]
 

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from thatch import hookimpl
+from thatch.plugin import hookimpl
 
 if TYPE_CHECKING:
-    from thatch.config import Config
-    from thatch.storage import Storage
+    from thatch.plugin import Config, Storage
 
 #: The ``[storage] backend`` value this plugin answers to.
 BACKEND = "sqlite"
@@ -28,7 +27,7 @@ def thatch_storage(config: Config) -> Storage | None:
 
 def _mmap_bytes(config: Config) -> int:
     """``[storage] mmap_mb`` in bytes (default: thatch_sqlite.connect.DEFAULT_MMAP_BYTES)."""
-    from thatch.errors import ConfigError
+    from thatch.plugin import ConfigError
 
     from thatch_sqlite.connect import DEFAULT_MMAP_BYTES
 

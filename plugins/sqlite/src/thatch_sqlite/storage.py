@@ -23,8 +23,16 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 import numpy as np
-from thatch.errors import ArchivedMemoryError, StorageError
-from thatch.models import Memory, NewMemory, Scope, ScoredId, StoreInfo, WriteResult
+from thatch.plugin import (
+    ArchivedMemoryError,
+    Memory,
+    NewMemory,
+    Scope,
+    ScoredId,
+    StorageError,
+    StoreInfo,
+    WriteResult,
+)
 
 from thatch_sqlite import fts
 from thatch_sqlite.cache import SearchCache
@@ -34,7 +42,7 @@ from thatch_sqlite.decisions import DecisionCache, DecisionsMixin
 from thatch_sqlite.scrub import scrub_index
 
 if TYPE_CHECKING:
-    from thatch.storage import Matrix, Vector, Verdict
+    from thatch.plugin import Matrix, Vector, Verdict
 
 # The memory queries list the columns in the order _memory() reads them.
 # Those with a sub-select are written out whole: SQL is never assembled at
@@ -78,7 +86,7 @@ _ARCHIVED_VECTORS = """
 
 
 class SQLiteStorage(DecisionsMixin):
-    """thatch's default :class:`thatch.storage.Storage`: one SQLite file.
+    """thatch's default :class:`thatch.plugin.storage.Storage`: one SQLite file.
 
     The decision model's methods come from :class:`DecisionsMixin`.
 

@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 import attrs
 
-from thatch.errors import InvalidInputError
+from thatch.plugin.errors import InvalidInputError
 
 #: Appended to every parse error: what the user can do about it.
 _FIX = (

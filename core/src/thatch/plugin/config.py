@@ -17,8 +17,8 @@ from typing import Any
 
 import attrs
 
-from thatch.errors import ConfigError
 from thatch.paths import Paths
+from thatch.plugin.errors import ConfigError
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 DEFAULT_BACKEND = "sqlite"

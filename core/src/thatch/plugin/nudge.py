@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import attrs
 
@@ -31,3 +31,12 @@ class Nudge:
     on_delivered: Callable[[], None] | None = attrs.field(
         default=None, eq=False, repr=False, kw_only=True
     )
+
+
+#: Between two nudges in plain-text delivery.
+SEPARATOR = "\n\n"
+
+
+def plain_text(nudges: Sequence[Nudge]) -> str:
+    """The nudges' texts separated by blank lines ("" for none): most harnesses read this."""
+    return SEPARATOR.join(nudge.text for nudge in nudges)

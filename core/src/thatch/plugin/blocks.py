@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 
-from thatch.errors import InvalidInputError
+from thatch.plugin.errors import InvalidInputError
 
 _LEGACY_BEGIN = re.compile(
     r"<!--\s*(?:begin\s+thatch|thatch(?:\s*[:-]\s*(?:start|begin))?)\s*-->", re.I

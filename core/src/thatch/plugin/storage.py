@@ -12,8 +12,8 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
-from thatch.decisions.storage import DecisionStorage
-from thatch.models import Memory, NewMemory, Scope, ScoredId, StoreInfo, WriteResult
+from thatch.plugin.decision_storage import DecisionStorage
+from thatch.plugin.records import Memory, NewMemory, Scope, ScoredId, StoreInfo, WriteResult
 
 if TYPE_CHECKING:
     import numpy as np
@@ -48,7 +48,7 @@ class MemoryStorage(Protocol):
 
         An item whose content, branch and model equal the stored ones is
         ``unchanged`` and not written. Updating an archived memory raises
-        :class:`thatch.errors.ArchivedMemoryError` and writes none of the
+        :class:`thatch.plugin.errors.ArchivedMemoryError` and writes none of the
         items. When a memory's content changes, reviewed duplicate pairs that
         involve it are forgotten (the review was of the old text).
         """

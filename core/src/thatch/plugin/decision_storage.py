@@ -1,7 +1,7 @@
 """The decision model's part of the storage contract.
 
 Every backend implements these methods beside the memory methods of
-:class:`thatch.storage.Storage`; ``tests/contract`` checks both. Core embeds
+:class:`thatch.plugin.storage.Storage`; ``tests/contract`` checks both. Core embeds
 texts, computes confidence and decides what to create; the backend stores,
 links, searches and keeps each change atomic.
 """
@@ -12,11 +12,11 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal, Protocol
 
-from thatch.decisions.models import Edge, Fire, Matcher, Prediction, Provenance, Signal
-from thatch.models import ScoredId
+from thatch.plugin.decisions import Edge, Fire, Matcher, Prediction, Provenance, Signal
+from thatch.plugin.records import ScoredId
 
 if TYPE_CHECKING:
-    from thatch.storage import Vector
+    from thatch.plugin.storage import Vector
 
 #: The two embedded records of the decision model.
 DecisionKind = Literal["matcher", "prediction"]

@@ -30,7 +30,7 @@ class ToolContext:
 
 
 #: A tool's handler: validated arguments in, JSON-able data (or attrs records) out.
-#: It raises :class:`thatch.errors.ThatchError` for anything the agent can fix.
+#: It raises :class:`thatch.plugin.errors.ThatchError` for anything the agent can fix.
 ToolHandler = Callable[[ToolContext, Mapping[str, Any]], Any]
 
 

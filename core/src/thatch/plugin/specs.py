@@ -1,0 +1,313 @@
+"""thatch's hook specifications: the hooks a plugin may implement.
+
+A plugin is a module (or object) with functions named after these specs and
+marked with :data:`hookimpl`, registered under the ``thatch`` entry-point
+group::
+
+    [project.entry-points.thatch]
+    myplugin = "my_package.plugin"
+
+Hooks marked :func:`isolated` run each implementation on its own: one that
+raises (or yields a failing generator) is logged and skipped, and the others
+still run. Every hook, isolated or not, is called through pluggy, so
+``wrapper=True`` implementations and ``THATCH_TRACE_PLUGINS=1`` see every
+call. Each hook is documented for plugin authors in ``docs/plugins.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import pluggy
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping, Sequence
+
+    from thatch.plugin.commands import Command
+    from thatch.plugin.config import Config
+    from thatch.plugin.decision_storage import DecisionStorage
+    from thatch.plugin.embedder import Embedder
+    from thatch.plugin.events import Event, EventKind
+    from thatch.plugin.harness import Harness
+    from thatch.plugin.nudge import Nudge
+    from thatch.plugin.prediction_log import PredictionStorage
+    from thatch.plugin.receptor import InterpretationRule, SignalSource
+    from thatch.plugin.setup import SetupTarget
+    from thatch.plugin.storage import MemoryStorage, Storage
+    from thatch.plugin.tables import ConfigTable
+    from thatch.plugin.tool import Tool
+    from thatch.runtime import Runtime
+
+PROJECT = "thatch"
+
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+_Spec = TypeVar("_Spec", bound=Callable[..., Any])
+#: Set on the spec function of every isolated hook.
+ISOLATED_ATTRIBUTE = "thatch_isolated"
+
+
+def isolated(spec: _Spec) -> _Spec:
+    """Mark a hook whose implementations fail alone: logged and skipped, never fatal."""
+    setattr(spec, ISOLATED_ATTRIBUTE, True)
+    return spec
+
+
+# -- storage and the embedder: the first plugin that answers wins -------------
+
+
+@hookspec(firstresult=True)
+def thatch_memory_storage(config: Config) -> MemoryStorage | None:
+    """Open the backend that keeps memories.
+
+    Return None unless ``config.backend_for("memories")`` names your backend.
+
+    :param config: the loaded settings; ``config.db_path`` is where an
+        embedded backend keeps its file.
+    :return: an object that implements :class:`thatch.plugin.MemoryStorage`, or None.
+    """
+
+
+@hookspec(firstresult=True)
+def thatch_decision_storage(config: Config) -> DecisionStorage | None:
+    """Open the backend that keeps the user decision model.
+
+    Return None unless ``config.backend_for("decisions")`` names your backend.
+    A backend that keeps memories too may return the same object as
+    :func:`thatch_memory_storage`; core closes each object once.
+
+    :param config: the loaded settings.
+    :return: an object that implements :class:`thatch.plugin.DecisionStorage`, or None.
+    """
+
+
+@hookspec(firstresult=True)
+def thatch_prediction_storage(config: Config) -> PredictionStorage | None:
+    """Open the backend that keeps the prediction log.
+
+    Return None unless ``config.backend_for("predictions")`` names your backend.
+
+    :param config: the loaded settings.
+    :return: an object that implements :class:`thatch.plugin.PredictionStorage`, or None.
+    """
+
+
+@hookspec(firstresult=True)
+def thatch_embedder(config: Config) -> Embedder | None:
+    """Provide the embedder that turns text into vectors.
+
+    The first plugin that returns an object wins. Load the model lazily, on
+    the first call that needs it: commands such as ``thatch list`` never embed.
+
+    :param config: the loaded settings; ``config.model`` and
+        ``config.model_path`` name the model the user chose.
+    :return: an object that implements :class:`thatch.plugin.Embedder`, or None.
+    """
+
+
+# -- harnesses ----------------------------------------------------------------
+
+
+@hookspec
+def thatch_harnesses() -> Iterable[Harness] | None:
+    """Offer the harnesses (coding agents) this plugin integrates.
+
+    Core dispatches by :attr:`Harness.name`: ``thatch hook NAME EVENT``,
+    ``thatch setup --NAME``, doctor's checks and ``thatch prime``. Two
+    plugins offering one name is an error at load time naming both.
+
+    :return: zero or more :class:`thatch.plugin.Harness` objects.
+    """
+
+
+# -- the daemon's event flow --------------------------------------------------
+
+
+@isolated
+@hookspec
+def thatch_ingest(event: Event, app: Runtime) -> None:
+    """Observe an event: every plugin sees every event once. Isolated.
+
+    Runs in the daemon for each event a hook command delivers (tool calls,
+    prompts, session starts and ends). Keep it quick; an exception is logged
+    and does not stop the other observers.
+
+    :param event: the event, already deduplicated across harnesses.
+    :param app: the daemon's runtime (config, session store, projects).
+    """
+
+
+@isolated
+@hookspec
+def thatch_nudges(event: Event, app: Runtime) -> Iterable[Nudge] | None:
+    """Offer nudges for the prompt the user just submitted. Isolated.
+
+    Every plugin may contribute; core orders them by tier and priority and
+    fits them into the character budget. Return nothing to stay silent.
+
+    :param event: the ``prompt`` event (``event.prompt`` is the user's text,
+        ``event.session_id`` the session).
+    :param app: the daemon's runtime.
+    :return: zero or more :class:`thatch.plugin.Nudge`.
+    """
+
+
+@isolated
+@hookspec
+def thatch_daemon_started(app: Runtime) -> None:
+    """The daemon is up: start background work (a schedule, a warm cache). Isolated.
+
+    Runs once, after the socket listens and before the first event. Start
+    threads as daemon threads and return quickly; stop them in
+    :func:`thatch_daemon_stopping`.
+
+    :param app: the daemon's runtime.
+    """
+
+
+@isolated
+@hookspec
+def thatch_daemon_stopping(app: Runtime) -> None:
+    """The daemon is shutting down: stop background work and flush it. Isolated.
+
+    Runs once, after the last event is handled and before storage closes.
+    Return within a few seconds: the daemon's stop waits for it.
+
+    :param app: the daemon's runtime.
+    """
+
+
+# -- what plugins add to the surfaces -----------------------------------------
+
+
+@hookspec
+def thatch_tools() -> Iterable[Tool] | None:
+    """Contribute MCP tools served by ``thatch mcp``.
+
+    Tools run in the daemon. Names must not clash with core's tools.
+
+    :return: zero or more :class:`thatch.plugin.Tool`.
+    """
+
+
+@hookspec
+def thatch_commands() -> Iterable[Command] | None:
+    """Contribute ``thatch`` subcommands (``thatch receptor replay ...``).
+
+    Names must not clash with core's commands or another plugin's.
+
+    :return: zero or more :class:`thatch.plugin.Command`.
+    """
+
+
+@hookspec
+def thatch_config_tables() -> Iterable[ConfigTable] | None:
+    """Declare the config-file tables this plugin reads (``[receptor]``).
+
+    Core validates them when the config loads and ``thatch doctor`` lists them.
+
+    :return: zero or more :class:`thatch.plugin.ConfigTable`.
+    """
+
+
+# -- the receptor -------------------------------------------------------------
+
+
+@hookspec
+def thatch_receptor_signals() -> Iterable[SignalSource] | None:
+    """Contribute signal sources: readers of the receptor's axes from events.
+
+    :return: zero or more :class:`thatch.plugin.SignalSource`.
+    """
+
+
+@hookspec
+def thatch_receptor_rules() -> Iterable[InterpretationRule] | None:
+    """Contribute interpretation rules: what a firing composition calls for.
+
+    :return: zero or more :class:`thatch.plugin.InterpretationRule`.
+    """
+
+
+# -- TRANSITION: replaced by thatch_harnesses and the three storage hooks ----
+
+
+@hookspec(firstresult=True)
+def thatch_storage(config: Config) -> Storage | None:
+    """Open the storage backend that keeps memories.
+
+    The first plugin that returns an object wins, so a backend returns None
+    unless ``config.storage_backend`` names it.
+
+    :param config: the loaded settings; ``config.db_path`` is where an
+        embedded backend keeps its file.
+    :return: an object that implements :class:`thatch.plugin.Storage`, or None.
+    """
+
+
+@hookspec(firstresult=True)
+def thatch_parse_event(harness: str, hook_event: str, payload: Mapping[str, Any]) -> Event | None:
+    """Turn one raw hook payload of a harness into a core event.
+
+    Called by ``thatch hook HARNESS EVENT`` in the daemon. Return None unless
+    ``harness`` is yours; core fills in ``event_id`` and ``received_at``.
+    Raise ``thatch.errors.InvalidInputError`` naming the field when the
+    payload is malformed: the hook still exits 0 and the error is logged.
+
+    :param harness: the harness name given on the command line (``claude``).
+    :param hook_event: the event name given on the command line.
+    :param payload: the JSON object the harness wrote to stdin.
+    :return: the :class:`thatch.plugin.events.Event`, or None.
+    """
+
+
+@hookspec(firstresult=True)
+def thatch_deliver(nudges: Sequence[Nudge], event: Event, harness: str) -> str | None:
+    """Format the chosen nudges as the hook command's output for a harness.
+
+    Core's own delivery (plain text, nudges separated by blank lines) runs
+    last, so a harness plugin returns None for harnesses that are not its own.
+
+    :param nudges: the nudges that fit the budget, in order.
+    :param event: the event being answered.
+    :param harness: the harness that will read the output.
+    :return: the exact text to print on stdout, or None.
+    """
+
+
+@hookspec(firstresult=True)
+def thatch_context_kinds(harness: str) -> Iterable[EventKind] | None:
+    """Name the event kinds whose hook output reaches a harness's agent as context.
+
+    Only a harness whose prompt hook cannot carry context needs it. When
+    ``prompt`` is not among the kinds, core holds the nudges composed for a
+    prompt in the session store and delivers them, once, through
+    ``thatch_deliver`` with the session's next event of one of these kinds
+    from the same harness; a newer prompt's nudges replace a set still
+    waiting. Return None for other harnesses: when no plugin answers, core
+    delivers nudges with the prompt itself.
+
+    :param harness: the harness that sent the event (``event.harness``).
+    :return: event kinds such as ``session_start`` and ``tool_use``, or None.
+    """
+
+
+@hookspec
+def thatch_setup_targets() -> Iterable[SetupTarget] | None:
+    """Offer the harnesses ``thatch setup`` can configure.
+
+    Each target describes its changes as data; core applies them, keeps a
+    backup, shows a diff on ``--dry-run`` and undoes them on ``--uninstall``.
+
+    :return: zero or more :class:`thatch.setup.model.SetupTarget`.
+    """
+
+
+#: The hooks whose implementations fail alone (see :func:`isolated`).
+ISOLATED_HOOKS = frozenset(
+    name
+    for name, spec in list(globals().items())
+    if name.startswith("thatch_") and getattr(spec, ISOLATED_ATTRIBUTE, False)
+)
