@@ -18,32 +18,44 @@ first, under their names, and the block-list switches them off too.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.metadata
 import logging
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from importlib.metadata import Distribution
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 import pluggy
 
 from thatch.plugin import specs as hookspecs
-from thatch.plugin.errors import PluginMissingError
+from thatch.plugin.errors import PluginConflictError, PluginMissingError
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from thatch.plugin.commands import Command
     from thatch.plugin.config import Config
+    from thatch.plugin.decision_storage import DecisionStorage
     from thatch.plugin.embedder import Embedder
     from thatch.plugin.events import Event
+    from thatch.plugin.harness import Harness
     from thatch.plugin.nudge import Nudge
+    from thatch.plugin.prediction_log import PredictionStorage
+    from thatch.plugin.receptor import InterpretationRule, SignalSource
     from thatch.plugin.setup import SetupTarget
-    from thatch.plugin.storage import Storage
+    from thatch.plugin.storage import MemoryStorage, Storage
+    from thatch.plugin.tables import ConfigTable
     from thatch.plugin.tool import Tool
     from thatch.runtime import Runtime
 
 log = logging.getLogger("thatch")
+
+#: Anything a plugin offers under a name of its own (a harness, a command...).
+_Named = TypeVar("_Named", bound=Any)
 
 ENTRY_POINT_GROUP = "thatch"
 DEFAULT_PLUGINS = ("sqlite", "fastembed")
@@ -96,6 +108,52 @@ class PluginSelection:
         return f"install it: pip install thatch-{name} (or plain 'pip install thatch')"
 
 
+class ThatchPluginManager(pluggy.PluginManager):
+    """pluggy's manager, with the isolated hooks' implementations guarded as they register.
+
+    A hook marked isolated in :mod:`thatch.plugin.specs` still runs through
+    pluggy (wrappers, tracing and ``subset_hook_caller`` see it), but each
+    plain implementation's failure is logged and skipped instead of ending the
+    call. Wrappers are not guarded: a wrapper takes on the call it wraps.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(hookspecs.PROJECT)
+        self.add_hookspecs(hookspecs)
+
+    def register(self, plugin: object, name: str | None = None) -> str | None:
+        registered = super().register(plugin, name)
+        if registered is not None:
+            for caller in self.get_hookcallers(plugin) or ():
+                if caller.name in hookspecs.ISOLATED_HOOKS:
+                    for impl in caller.get_hookimpls():
+                        if impl.plugin is plugin and not (impl.wrapper or impl.hookwrapper):
+                            impl.function = _isolated(impl.function, registered, caller.name)
+        return registered
+
+
+def _isolated(function: Callable[..., Any], plugin: str, hook: str) -> Callable[..., Any]:
+    """``function`` failing alone: an exception is logged and the call answers None.
+
+    A generator is drained inside the guard, so one that fails half-way is
+    skipped whole rather than breaking whoever iterates the results.
+    """
+    if getattr(function, "_thatch_isolated", False):
+        return function
+
+    @functools.wraps(function)
+    def guarded(*args: Any) -> Any:
+        try:
+            result = function(*args)
+            return list(result) if isinstance(result, Iterator) else result
+        except Exception:
+            log.exception("plugin %s failed in %s", plugin, hook)
+            return None
+
+    guarded._thatch_isolated = True  # type: ignore[attr-defined]
+    return guarded
+
+
 def create_manager(
     selection: PluginSelection, *, trace: bool | None = None
 ) -> tuple[pluggy.PluginManager, dict[str, Distribution | None]]:
@@ -105,8 +163,7 @@ def create_manager(
     """
     from thatch.builtin import BUILTIN_PLUGINS
 
-    manager = pluggy.PluginManager(hookspecs.PROJECT)
-    manager.add_hookspecs(hookspecs)
+    manager = ThatchPluginManager()
     origins: dict[str, Distribution | None] = {}
     for name, module in BUILTIN_PLUGINS.items():
         if name not in selection.blocked:
@@ -153,6 +210,7 @@ class Plugins:
         self.manager = manager
         self.selection = selection or PluginSelection()
         self.origins = dict(origins or {})
+        self._harnesses: dict[str, Harness] | None = None
 
     @classmethod
     def load(cls, config: Config, environ: Mapping[str, str] | None = None) -> Plugins:
@@ -161,6 +219,7 @@ class Plugins:
         manager, origins = create_manager(selection)
         return cls(manager, selection, origins)
 
+    # -- storage and the embedder: the first plugin that answers wins -------
     def storage(self, config: Config) -> Storage:
         backend = self.manager.hook.thatch_storage(config=config)
         if backend is None:
@@ -170,6 +229,34 @@ class Plugins:
             )
         return backend  # type: ignore[no-any-return]
 
+    def memory_storage(self, config: Config) -> MemoryStorage:
+        """The backend that keeps memories, as ``config.backend_for("memories")`` names it."""
+        return self._storage_part(  # type: ignore[no-any-return]
+            self.manager.hook.thatch_memory_storage, config, "memories"
+        )
+
+    def decision_storage(self, config: Config) -> DecisionStorage:
+        """The backend that keeps the decision model (``config.backend_for("decisions")``)."""
+        return self._storage_part(  # type: ignore[no-any-return]
+            self.manager.hook.thatch_decision_storage, config, "decisions"
+        )
+
+    def prediction_storage(self, config: Config) -> PredictionStorage:
+        """The backend that keeps the prediction log (``config.backend_for("predictions")``)."""
+        return self._storage_part(  # type: ignore[no-any-return]
+            self.manager.hook.thatch_prediction_storage, config, "predictions"
+        )
+
+    def _storage_part(self, hook: Any, config: Config, part: str) -> Any:
+        backend = hook(config=config)
+        if backend is None:
+            name = config.backend_for(part)
+            raise PluginMissingError(
+                f"no storage plugin is loaded that keeps {part} in backend '{name}'; "
+                f"{self.selection.why_not(name)}"
+            )
+        return backend
+
     def embedder(self, config: Config) -> Embedder:
         embedder = self.manager.hook.thatch_embedder(config=config)
         if embedder is None:
@@ -178,7 +265,18 @@ class Plugins:
             )
         return embedder  # type: ignore[no-any-return]
 
-    # -- runtime hooks: one plugin's failure never stops the others --------
+    # -- harnesses: core dispatches by name ---------------------------------
+    def harnesses(self) -> dict[str, Harness]:
+        """Every installed harness by name; two plugins claiming one name is an error."""
+        if self._harnesses is None:
+            self._harnesses = self._named(self.manager.hook.thatch_harnesses(), "harness")
+        return dict(self._harnesses)
+
+    def harness(self, name: str) -> Harness | None:
+        """The harness called ``name`` (compared in lower case), or None when none is installed."""
+        return self.harnesses().get(name.lower())
+
+    # -- the daemon's event flow: isolated hooks (see thatch.plugin.specs) ---
     def parse_event(
         self, harness: str, hook_event: str, payload: Mapping[str, Any]
     ) -> Event | None:
@@ -189,15 +287,36 @@ class Plugins:
 
     def ingest(self, event: Event, app: Runtime) -> None:
         """Show ``event`` to every observer; a failing observer is logged and skipped."""
-        self._each("thatch_ingest", event=event, app=app)
+        self.manager.hook.thatch_ingest(event=event, app=app)
 
-    def nudges(self, event: Event, app: Runtime) -> list[Nudge]:
-        """Every plugin's nudges for a prompt; a failing plugin is logged and skipped."""
-        return [
-            nudge
-            for result in self._each("thatch_nudges", event=event, app=app)
-            for nudge in result
-        ]
+    def nudges(self, event: Event, app: Runtime, *, only: str | None = None) -> list[Nudge]:
+        """Every plugin's nudges for a prompt; a failing plugin is logged and skipped.
+
+        ``only`` asks one plugin alone (``decision-nudge`` for
+        ``flush-predictions``): through pluggy still, so a wrapper, tracing and
+        the block-list hold; a blocked or absent plugin gives no nudges.
+        """
+        hook = self.manager.hook.thatch_nudges
+        if only is not None:
+            if self.manager.get_plugin(only) is None:
+                return []
+            # Wrappers stay: they wrap the one source's nudges as they wrap all.
+            others = {
+                impl.plugin
+                for impl in hook.get_hookimpls()
+                if impl.plugin_name != only and not (impl.wrapper or impl.hookwrapper)
+            }
+            hook = self.manager.subset_hook_caller("thatch_nudges", remove_plugins=others)
+        results = hook(event=event, app=app)
+        return [nudge for result in results if result is not None for nudge in result]
+
+    def daemon_started(self, app: Runtime) -> None:
+        """Tell every plugin the daemon is up (failures logged, not fatal)."""
+        self.manager.hook.thatch_daemon_started(app=app)
+
+    def daemon_stopping(self, app: Runtime) -> None:
+        """Tell every plugin the daemon is stopping (failures logged, not fatal)."""
+        self.manager.hook.thatch_daemon_stopping(app=app)
 
     def deliver(self, nudges: Sequence[Nudge], event: Event, harness: str) -> str:
         """The hook output for ``harness`` (core's plain text when no plugin claims it)."""
@@ -218,27 +337,51 @@ class Plugins:
         targets = [t for result in self.manager.hook.thatch_setup_targets() for t in result or ()]
         return sorted(targets, key=lambda target: target.name)
 
+    # -- what plugins add: tools, commands, config tables, receptor parts ---
     def tools(self) -> list[Tool]:
         """MCP tools contributed by plugins."""
         return [tool for result in self.manager.hook.thatch_tools() for tool in result or ()]
 
-    def _each(self, hook_name: str, **kwargs: Any) -> list[list[Any]]:
-        """What each implementation returned, as a list (None: nothing).
+    def commands(self) -> dict[str, Command]:
+        """``thatch`` subcommands contributed by plugins, by name (a clash is an error)."""
+        return self._named(self.manager.hook.thatch_commands(), "command")
 
-        pluggy stops at the first exception; for observers and nudge sources
-        each implementation runs on its own. Results are drained inside the
-        guard, so a generator that fails half-way is skipped like any failure.
-        """
-        caller = getattr(self.manager.hook, hook_name)
-        results = []
-        for impl in reversed(caller.get_hookimpls()):
-            try:
-                result = impl.function(**{name: kwargs[name] for name in impl.argnames})
-                if result is not None:
-                    results.append(list(result))
-            except Exception:
-                log.exception("plugin %s failed in %s", impl.plugin_name, hook_name)
-        return results
+    def config_tables(self) -> dict[str, ConfigTable]:
+        """Config tables plugins declare, by name (two declaring one table is an error)."""
+        return self._named(self.manager.hook.thatch_config_tables(), "config table")
+
+    def receptor_signals(self) -> dict[str, SignalSource]:
+        """The receptor's signal sources, by name (a clash is an error)."""
+        return self._named(self.manager.hook.thatch_receptor_signals(), "receptor signal source")
+
+    def receptor_rules(self) -> dict[str, InterpretationRule]:
+        """The receptor's interpretation rules, by name (a clash is an error)."""
+        return self._named(self.manager.hook.thatch_receptor_rules(), "receptor rule")
+
+    def _named(self, results: Iterable[Iterable[_Named] | None], what: str) -> dict[str, _Named]:
+        """Each plugin's named objects in one mapping; a name two plugins use fails loudly."""
+        found: dict[str, _Named] = {}
+        for result in results:
+            for item in result or ():
+                name = item.name.lower() if what == "harness" else item.name
+                if name in found:
+                    first, second = self._owner(found[name]), self._owner(item)
+                    raise PluginConflictError(
+                        f"plugins '{first}' and '{second}' both provide the {what} '{name}'; "
+                        f"uninstall one, or add it to [plugins] blocked in the config file"
+                    )
+                found[name] = item
+        return dict(sorted(found.items()))
+
+    def _owner(self, item: object) -> str:
+        """The name of the plugin whose package defines ``item``'s class."""
+        module = type(item).__module__
+        for name, plugin in self.manager.list_name_plugin():
+            home = getattr(plugin, "__name__", type(plugin).__module__)
+            package = home.partition(".")[0]
+            if module == home or module.partition(".")[0] == package:
+                return name
+        return module
 
     def describe(self) -> list[PluginInfo]:
         """The loaded plugins, by name, with the hooks each implements."""

@@ -97,14 +97,10 @@ def plugins_with(*plugins: object, embedder: object | None = None) -> Plugins:
     embedder plugin. A plugin test registers its own module next to a storage
     plugin, e.g. ``plugins_with(thatch_sqlite.plugin, my_plugin)``.
     """
-    import pluggy
-
-    from thatch.plugin import specs as hookspecs
-    from thatch.plugins import Plugins
+    from thatch.plugins import Plugins, ThatchPluginManager
 
     fake = EmbedderPlugin(embedder if embedder is not None else WordHashEmbedder())
-    manager = pluggy.PluginManager(hookspecs.PROJECT)
-    manager.add_hookspecs(hookspecs)
+    manager = ThatchPluginManager()
     for index, plugin in enumerate(plugins):
         manager.register(plugin, name=getattr(plugin, "__name__", f"plugin-{index}"))
     manager.register(fake, name="fake-embedder")

@@ -59,6 +59,10 @@ class Config:
     #: The whole parsed config file, for plugins' own tables.
     sections: Mapping[str, Any] = attrs.field(factory=dict)
 
+    def backend_for(self, part: str) -> str:
+        """The backend that keeps ``part``: ``memories``, ``decisions`` or ``predictions``."""
+        return self.storage_backend
+
     @classmethod
     def load(
         cls,

@@ -27,6 +27,10 @@ class PluginMissingError(ThatchError):
     """No loaded plugin provides something thatch needs (storage, embedder)."""
 
 
+class PluginConflictError(ThatchError):
+    """Two plugins provide the same harness, command, table or receptor part."""
+
+
 class ConfigError(ThatchError):
     """The config file or an environment variable holds a value thatch cannot use."""
 

@@ -26,7 +26,7 @@ import attrs
 if TYPE_CHECKING:
     from thatch.plugin.events import Event, EventKind
     from thatch.plugin.nudge import Nudge
-    from thatch.plugin.setup import Change, Detection, SetupContext
+    from thatch.plugin.setup import Change, Detection, SetupContext, SetupTarget
 
 #: What the agent reads a hook's answer as: the session's briefing, or context for a prompt.
 AnswerKind = Literal["session_start", "prompt"]
@@ -151,14 +151,19 @@ class HarnessBase:
     def running(self, environ: Mapping[str, str]) -> bool:
         return False
 
-    def detect(self, context: SetupContext) -> Detection:
-        raise NotImplementedError(f"harness {self.name!r} does not detect itself")
-
-    def changes(self, context: SetupContext) -> Sequence[Change]:
+    def setup_target(self) -> SetupTarget:
+        """The setup half of the harness; :meth:`detect`, :meth:`changes` and
+        :meth:`problems` ask it. Override those three instead when simpler."""
         raise NotImplementedError(f"harness {self.name!r} has no setup")
 
+    def detect(self, context: SetupContext) -> Detection:
+        return self.setup_target().detect(context)
+
+    def changes(self, context: SetupContext) -> Sequence[Change]:
+        return self.setup_target().changes(context)
+
     def problems(self, context: SetupContext) -> Sequence[str]:
-        return ()
+        return self.setup_target().problems(context)
 
     def config_files(self, context: SetupContext) -> Sequence[Path]:
         return ()

@@ -14,7 +14,7 @@ from thatch.plugin import hookimpl
 from thatch_claude import HARNESS
 
 if TYPE_CHECKING:
-    from thatch.plugin import Event, Nudge
+    from thatch.plugin import Event, Harness, Nudge
     from thatch.plugin.setup import SetupTarget
 
 
@@ -45,3 +45,11 @@ def thatch_setup_targets() -> Iterable[SetupTarget]:
     from thatch_claude.target import ClaudeTarget
 
     return [ClaudeTarget()]
+
+
+@hookimpl
+def thatch_harnesses() -> Iterable[Harness]:
+    """The one harness this plugin integrates."""
+    from thatch_claude.harness import ClaudeHarness
+
+    return [ClaudeHarness()]

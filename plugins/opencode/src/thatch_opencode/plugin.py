@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
     from typing import Any
 
-    from thatch.plugin import Event, Nudge
+    from thatch.plugin import Event, Harness, Nudge
     from thatch.plugin.setup import SetupTarget
 
 
@@ -43,3 +43,11 @@ def thatch_setup_targets() -> Iterable[SetupTarget]:
     from thatch_opencode.target import OpencodeTarget
 
     return [OpencodeTarget()]
+
+
+@hookimpl
+def thatch_harnesses() -> Iterable[Harness]:
+    """The one harness this plugin integrates."""
+    from thatch_opencode.harness import OpencodeHarness
+
+    return [OpencodeHarness()]
