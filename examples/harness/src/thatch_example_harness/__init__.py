@@ -1,0 +1,1 @@
+"""An example harness plugin for thatch."""

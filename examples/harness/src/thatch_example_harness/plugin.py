@@ -1,0 +1,1 @@
+"""The pluggy entry point of the example harness."""
