@@ -156,7 +156,8 @@ def _progress(total: int, what: str) -> AbstractContextManager[Callable[[int], N
                 ncols=size.columns,
                 nrows=size.lines,
             )
-            return self.bar.update
+            update: Callable[[int], None] = self.bar.update
+            return update
 
         def __exit__(self, *exc_info: object) -> None:
             self.bar.close()

@@ -133,7 +133,9 @@ def _is_type(kind: str, value: Any) -> bool:
 
 
 def _length_fits(schema: Mapping[str, Any], length: int) -> bool:
-    return schema.get("minLength", 0) <= length <= schema.get("maxLength", length)
+    shortest: int = schema.get("minLength", 0)
+    longest: int = schema.get("maxLength", length)
+    return shortest <= length <= longest
 
 
 def _in_range(schema: Mapping[str, Any], number: float) -> bool:

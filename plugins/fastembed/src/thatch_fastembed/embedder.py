@@ -24,7 +24,7 @@ import os
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeGuard
 
 import numpy as np
 import numpy.typing as npt
@@ -99,7 +99,7 @@ def load_thresholds() -> Mapping[str, Thresholds]:
     return loaded
 
 
-def _is_cosine(value: Any) -> bool:
+def _is_cosine(value: object) -> TypeGuard[float]:
     return isinstance(value, int | float) and not isinstance(value, bool) and -1 <= value <= 1
 
 
@@ -152,7 +152,10 @@ def _unit_rows(matrix: Any) -> npt.NDArray[np.float32]:
     """float32 rows scaled to length 1 (fastembed normalizes already; this is a guard)."""
     array = np.asarray(matrix, dtype=np.float32)
     norms = np.linalg.norm(array, axis=-1, keepdims=True)
-    return np.divide(array, np.maximum(norms, np.float32(1e-12)), dtype=np.float32)
+    rows: npt.NDArray[np.float32] = np.divide(
+        array, np.maximum(norms, np.float32(1e-12)), dtype=np.float32
+    )
+    return rows
 
 
 class FastEmbedder:
@@ -437,7 +440,7 @@ def _stop_spinning(model: TextEmbedding) -> None:
     inner = getattr(model, "model", None)
     session = getattr(inner, "model", None)
     path = getattr(session, "_model_path", None)
-    if not isinstance(session, ort.InferenceSession) or not path:
+    if inner is None or not isinstance(session, ort.InferenceSession) or not path:
         return
     options = ort.SessionOptions()
     options.intra_op_num_threads = QUERY_THREADS
