@@ -42,9 +42,10 @@ from pathlib import Path
 
 import numpy as np
 import thatch
-from common import DATA, THRESHOLDS_FILE, read_jsonl, update_thresholds  # sibling module
+from data_sets import DATA, read_jsonl
 from thatch.plugin.embedder import Embedder
 from thatch.plugin.records import GLOBAL_STORE
+from thresholds_file import THRESHOLDS_FILE, update_thresholds
 
 SOURCE = "bench/calibrate_thresholds.py"
 GRID = np.round(np.arange(0.0, 1.0001, 0.01), 2)

@@ -1,7 +1,7 @@
 """What a session start and the first prompt get when no daemon is warm, beside a warm daemon.
 
 One throw-away home and project (an empty git repository whose origin names
-the store ``acme/web``), filled by ``fill_home`` of common.py: the real
+the store ``acme/web``), filled by ``fill_home`` of homes.py: the real
 memories and decision set of bench/data, embedded by the model, plus
 synthetic ones written straight to storage. Every run is a whole process,
 as Claude Code starts it: ``thatch hook claude EVENT`` by the console script
@@ -56,8 +56,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from common import bench_env, fill_home, make_project, percentile
-from hook_latency import PROMPT, payload  # sibling script
+from homes import bench_env, fill_home, make_project
+from hook_payloads import PROMPT, payload
+from measure import percentile
 from thatch import rundir
 from thatch.daemon.client import DaemonClient
 from thatch.decisions.nudge import HEADER as DECISION_HEADER

@@ -41,8 +41,10 @@ from pathlib import Path
 
 import numpy as np
 import thatch
-from common import DATA, bench_env, fill_home, make_project, proc_memory, read_jsonl
-from hook_latency import PROMPT, prompt_payload  # sibling script
+from data_sets import DATA, read_jsonl
+from homes import bench_env, fill_home, make_project
+from hook_payloads import PROMPT, prompt_payload
+from measure import proc_memory
 from thatch.daemon.client import DaemonClient
 
 THATCH = Path(sys.executable).with_name("thatch")

@@ -41,7 +41,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from common import ROOT, bench_env, make_project, percentile
+from data_sets import ROOT
+from homes import bench_env, make_project
+from measure import percentile
 from thatch import rundir
 from thatch.daemon import lock
 from thatch.daemon.client import DaemonClient, DaemonUnavailableError

@@ -2,7 +2,7 @@
 
 One throw-away home and project (an empty git repository whose origin names
 the store ``acme/web``). The home gets 10k memories and 1k matchers with
-their predictions (see ``fill_home`` in common.py): the real memories and
+their predictions (see ``fill_home`` in homes.py): the real memories and
 decision set of bench/data, embedded by the model, plus synthetic ones
 written straight to storage. A daemon is started with
 ``DaemonClient.ensure_running(warm=True)``, so the model and caches are
@@ -55,7 +55,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from common import ROOT, bench_env, fill_home, make_project, percentile
+from homes import bench_env, fill_home, make_project
+from hook_payloads import PROMPT, prompt_payload, tool_payload
+from measure import percentile
 from thatch import rundir
 from thatch.daemon.client import DaemonClient
 from thatch.decisions.nudge import HEADER as DECISION_HEADER
@@ -63,12 +65,6 @@ from thatch.nudges.recall import HEADER as RECALL_HEADER
 
 THATCH = Path(sys.executable).with_name("thatch")
 BASELINE = [sys.executable, "-c", "import json, socket"]
-PAYLOADS = ROOT / "tests" / "data" / "claude"
-#: Answered by real memories of acme/web and by the "flaky-test" decision situation.
-PROMPT = (
-    "test_checkout_total fails about one run in five on CI; can you look into it "
-    "and tell me how to run the frontend unit tests locally?"
-)
 #: The session whose tool calls are spooled while no daemon runs.
 COLD_SESSION = "bench-buffer-cold"
 GOAL_RATIO = 1.5
@@ -103,31 +99,6 @@ def run_once(argv: Sequence[str], stdin: str, env: dict[str, str], cwd: Path) ->
     start = time.perf_counter()
     done = subprocess.run(argv, input=stdin, capture_output=True, text=True, env=env, cwd=cwd)
     return (time.perf_counter() - start) * 1000, done.returncode, done.stdout
-
-
-def payload(name: str, project: Path, **fields: str) -> dict[str, object]:
-    """A recorded Claude Code payload with ``cwd`` set to the project and ``fields`` replaced."""
-    data = json.loads((PAYLOADS / name).read_text(encoding="utf-8"))
-    return {**data, "cwd": str(project), **fields}
-
-
-def prompt_payload(project: Path, prompt: str, number: int) -> str:
-    """A UserPromptSubmit payload of a new session, its prompt tagged with ``number``."""
-    return json.dumps(
-        payload(
-            "user_prompt_submit.json",
-            project,
-            session_id=str(uuid.uuid4()),
-            prompt=f"{prompt} (run {number})",
-        )
-    )
-
-
-def tool_payload(project: Path, session: str, number: int) -> str:
-    """A PostToolUse payload of ``session`` with its own tool-use id."""
-    return json.dumps(
-        payload("post_tool_use.json", project, session_id=session, tool_use_id=f"toolu_{number}")
-    )
 
 
 def request_alone(client: DaemonClient, project: Path, stdin: str) -> Outcome:

@@ -25,8 +25,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from common import bench_env
-from import_throughput import distinct_texts  # sibling script
+from homes import bench_env
+from synthetic import distinct_texts
 
 THATCH = Path(sys.executable).with_name("thatch")
 #: Runs a command; prints its exit status and the peak resident size of its process tree (KiB).

@@ -26,128 +26,13 @@ import tempfile
 import time
 from collections.abc import Sequence
 
-import numpy as np
 import thatch
+from synthetic import distinct_texts
 from thatch.api import Thatch
 from thatch.transfer import parse_lines
 
 BATCH = 64
 STORE = "bench/import"
-TEMPLATES = (
-    "The {svc} service reads {env} from {file} and refuses to start when it is missing.",
-    "Run `{cmd}` before pushing changes to {svc}; CI runs the same check on every PR.",
-    "{svc} talks to {dep} on port {port}; in development both run under docker compose.",
-    "Tests of {svc} need {dep} running locally; start it with `{cmd}` first.",
-    "{person} owns {file} in {svc}; ask them to review any change to it.",
-    "Deploy {svc} by pushing a tag like v{major}.{minor}.{port}; staging follows main.",
-    "The error '{err}' from {svc} means {dep} is unreachable; restart it with `{cmd}`.",
-    "Logs of {svc} are shipped to {sink} and kept for {days} days.",
-    "In {svc}, {person} prefers {pref}; follow that in new code.",
-    "Calls from {svc} to {dep} time out after {days} seconds, set in {file}.",
-)
-SLOTS = {
-    "svc": (
-        "billing",
-        "checkout",
-        "search",
-        "inventory",
-        "notifications",
-        "auth",
-        "reporting",
-        "gateway",
-        "scheduler",
-        "media",
-        "pricing",
-        "shipping",
-        "ledger",
-        "profile",
-    ),
-    "env": (
-        "DATABASE_URL",
-        "REDIS_URL",
-        "SENTRY_DSN",
-        "QUEUE_NAME",
-        "S3_BUCKET",
-        "LOG_LEVEL",
-        "FEATURE_FLAGS_URL",
-        "SMTP_HOST",
-        "CACHE_TTL",
-        "REGION",
-    ),
-    "file": (
-        "config/settings.toml",
-        "src/main.py",
-        "deploy/values.yaml",
-        ".env.example",
-        "docker-compose.yml",
-        "Makefile",
-        "src/app.ts",
-        "internal/server.go",
-        "pyproject.toml",
-    ),
-    "cmd": (
-        "make test",
-        "make lint",
-        "pnpm test",
-        "docker compose up -d",
-        "cargo test",
-        "go test ./...",
-        "uv run pytest",
-        "make migrate",
-        "npm run build",
-        "make seed",
-    ),
-    "dep": (
-        "Postgres",
-        "Redis",
-        "Kafka",
-        "RabbitMQ",
-        "Elasticsearch",
-        "MinIO",
-        "the auth API",
-        "the payments provider",
-        "MongoDB",
-        "the mail relay",
-    ),
-    "person": ("Ana", "Bilal", "Chen", "Dara", "Emeka", "Fatima", "Goran", "Hana", "Ivo"),
-    "err": (
-        "connection refused",
-        "timeout exceeded",
-        "no such host",
-        "certificate expired",
-        "too many open files",
-        "permission denied",
-        "broken pipe",
-        "out of memory",
-    ),
-    "sink": ("Datadog", "Loki", "CloudWatch", "Elastic", "Splunk", "Papertrail"),
-    "pref": (
-        "small pure functions",
-        "early returns",
-        "dataclasses over dicts",
-        "explicit types",
-        "table-driven tests",
-        "no global state",
-        "composition over inheritance",
-    ),
-}
-
-
-def distinct_texts(count: int, seed: int) -> list[str]:
-    """``count`` different sentences about made-up services, from the templates."""
-    rng = np.random.default_rng(seed)
-    texts: dict[str, None] = {}
-    while len(texts) < count:
-        template = TEMPLATES[int(rng.integers(len(TEMPLATES)))]
-        values = {key: options[int(rng.integers(len(options)))] for key, options in SLOTS.items()}
-        values.update(
-            port=str(int(rng.integers(1024, 9999))),
-            major=str(int(rng.integers(1, 9))),
-            minor=str(int(rng.integers(0, 30))),
-            days=str(int(rng.integers(2, 90))),
-        )
-        texts[template.format(**values)] = None
-    return list(texts)
 
 
 def import_rate(th: Thatch, texts: Sequence[str]) -> float:
@@ -175,7 +60,7 @@ def raw_rate(th: Thatch, texts: Sequence[str]) -> float:
 def one_round(texts: Sequence[str], raw_first: bool) -> tuple[float, float]:
     """(import rate, raw rate) in a fresh home with a warmed embedder."""
     with tempfile.TemporaryDirectory(prefix="thatch-import-") as home, thatch.open(home=home) as th:
-        th.storage.list_stores()  # open and migrate the database before timing
+        th.memory_storage.list_stores()  # open and migrate the database before timing
         th.embedder.embed_passages(list(texts[:BATCH]))  # load and warm the model
         if raw_first:
             raw = raw_rate(th, texts)

@@ -3,7 +3,7 @@
 For each size, a throw-away home and project (an empty git repository whose
 origin names the store ``acme/web``) get that many memories: the 121 real
 ones of bench/data, embedded by the model, and synthetic ones written
-straight to storage (see ``fill_home`` in common.py). Then three ways of
+straight to storage (see ``fill_home`` in homes.py). Then three ways of
 recalling run side by side, one query at a time, the order rotating:
 
 daemon
@@ -48,9 +48,11 @@ from pathlib import Path
 import anyio
 import numpy as np
 import thatch
-from common import DATA, bench_env, fill_home, make_project, percentile, read_jsonl
+from data_sets import DATA, read_jsonl
+from homes import bench_env, fill_home, make_project
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from measure import percentile
 from thatch.daemon.client import DaemonClient
 
 THATCH = Path(sys.executable).with_name("thatch")

@@ -55,7 +55,8 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from common import bench_env, make_project, percentile
+from homes import bench_env, make_project
+from measure import percentile
 from thatch.daemon.client import DaemonClient
 
 THATCH = Path(sys.executable).with_name("thatch")

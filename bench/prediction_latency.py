@@ -43,21 +43,20 @@ import os
 import statistics
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 import thatch
-from prediction_tuning import load, read_set  # sibling script
-from thatch.decisions.confidence import confidence
+from data_sets import DATA as DATA_DIR
+from decision_set import load, read_set
+from measure import percentile, timed
+from synthetic import add_matchers, unit_vectors
 from thatch.decisions.engine import MATCHER_DEPTH, DecisionModel
 from thatch.plugin.embedder import Embedder
-from thatch.plugin.storage import Storage
 
-DATA = Path(__file__).resolve().parent / "data" / "decisions.jsonl"
+DATA = DATA_DIR / "decisions.jsonl"
 STORE = "bench/latency"
 LIMIT = 10
 WARMUP = 20
@@ -79,60 +78,6 @@ class Row:
     floor: list[float]
     fired: float
     hits: float
-
-
-def timed(call: Callable[[], object]) -> float:
-    """Milliseconds one call takes."""
-    start = time.perf_counter()
-    call()
-    return (time.perf_counter() - start) * 1000
-
-
-def percentile(values: Sequence[float], q: float) -> float:
-    """The q-th percentile (0-100) of ``values``."""
-    return float(np.percentile(np.asarray(values), q))
-
-
-def unit_vectors(count: int, dim: int, rng: np.random.Generator) -> npt.NDArray[np.float32]:
-    """``count`` random float32 vectors of length 1."""
-    matrix = rng.standard_normal((count, dim), dtype=np.float32)
-    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
-    return matrix
-
-
-def add_synthetic(
-    storage: Storage,
-    model: str,
-    start: int,
-    vectors: npt.NDArray[np.float32],
-    rng: np.random.Generator,
-    store: str = STORE,
-) -> None:
-    """One matcher per vector, each linked to one or two new predictions with one confirm."""
-    dim = vectors.shape[1]
-    for offset, vector in enumerate(vectors):
-        number = start + offset
-        matcher = storage.add_matcher(store, f"synthetic situation {number}", model, vector)
-        for extra in range(int(rng.integers(1, 3))):
-            prediction = storage.add_prediction(
-                store,
-                f"synthetic preference {number}.{extra}",
-                "",
-                model,
-                unit_vectors(1, dim, rng)[0],
-                0.5,
-            )
-            storage.link(matcher.id, prediction.id)
-            storage.add_evidence(
-                prediction.id,
-                signal="confirm",
-                confirm=1.0,
-                disconfirm=0.0,
-                detail="",
-                session=None,
-                when=datetime.now(UTC),
-                rule=confidence,
-            )
 
 
 def estimate_embedding(embedder: Embedder, texts: Sequence[str]) -> float:
@@ -244,7 +189,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         tempfile.TemporaryDirectory(prefix="thatch-prediction-latency-") as home,
         thatch.open(home=home) as th,
     ):
-        embedder, storage = th.embedder, th.storage
+        embedder, storage = th.embedder, th.decision_storage
         thresholds = th.thresholds()
         threshold = thresholds.prediction if args.threshold is None else args.threshold
         print(f"model {embedder.model_id} (dim {embedder.dim}); threshold {threshold}")
@@ -275,7 +220,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for size in sizes:
             start = time.perf_counter()
             vectors = unit_vectors(max(size - len(matrix), 0), embedder.dim, rng)
-            add_synthetic(storage, embedder.model_id, len(matrix), vectors, rng)
+            add_matchers(storage, STORE, embedder.model_id, len(matrix), vectors, rng)
             matrix = np.concatenate([matrix, vectors])
             print(f"  {size:,} matchers written in {time.perf_counter() - start:.1f} s")
             for mode, fire in (("realistic", threshold), ("worst case", -1.0)):

@@ -70,22 +70,22 @@ plugins/fastembed/src/thatch_fastembed/thresholds.json, keeping the other keys.
 from __future__ import annotations
 
 import argparse
-import json
 import tempfile
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 import thatch
-from common import DATA as DATA_DIR  # sibling module
-from common import THRESHOLDS_FILE, update_thresholds
+from data_sets import DATA as DATA_DIR
+from decision_set import Loaded, Opposite, Probe, Situation, load, read_set
 from thatch.decisions.engine import DecisionModel, PredictionHit, ScoreSettings
+from thatch.plugin import DecisionStorage
 from thatch.plugin.decisions import Prediction
 from thatch.plugin.embedder import Embedder, Thresholds
-from thatch.plugin.storage import Storage
+from thresholds_file import THRESHOLDS_FILE, update_thresholds
 
 DATA = DATA_DIR / "decisions.jsonl"
 #: Results per query, as ``thatch predictions query`` defaults to.
@@ -93,44 +93,6 @@ LIMIT = 10
 GRID = np.round(np.arange(0.25, 0.7001, 0.05), 2)
 #: Around the chosen threshold, printed as a sensitivity check.
 FINE_STEPS = np.round(np.arange(-0.04, 0.0401, 0.01), 2)
-
-
-@dataclass(frozen=True)
-class Preference:
-    """One prediction of a situation and the feedback it receives."""
-
-    statement: str
-    rationale: str
-    signals: tuple[str, ...]
-    #: How the agent worded the situation when it recorded this preference.
-    matcher: str | None = None
-
-
-@dataclass(frozen=True)
-class Situation:
-    """A matcher of the set with its preferences."""
-
-    id: str
-    matcher: str
-    preferences: tuple[Preference, ...]
-
-
-@dataclass(frozen=True)
-class Probe:
-    """A user prompt and the situations it should fire (none for a negative)."""
-
-    text: str
-    expect: tuple[str, ...]
-    type: str
-
-
-@dataclass(frozen=True)
-class Opposite:
-    """Two preferences that contradict each other in one situation."""
-
-    matcher: str
-    a: str
-    b: str
 
 
 @dataclass(frozen=True)
@@ -157,21 +119,6 @@ VARIANTS = (
 )
 #: Measured and printed for comparison, never chosen.
 EXTRA = (Variant("no population prior", ScoreSettings(population_prior=False)),)
-
-
-@dataclass
-class Loaded:
-    """What loading the set into one store produced."""
-
-    store: str
-    #: Prediction id -> the situations whose preferences it holds.
-    owners: dict[int, set[str]] = field(default_factory=dict)
-    outcomes: Counter[str] = field(default_factory=Counter)
-    matchers: int = 0
-    #: (situation, the wording used, the matcher it was merged into, edge weight).
-    reused_matchers: list[tuple[str, str, str, float]] = field(default_factory=list)
-    #: (situation, statement, statement of the prediction it was merged into).
-    merged_predictions: list[tuple[str, str, str]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -215,83 +162,6 @@ class CachedEmbedder:
     def thresholds(self) -> Thresholds:
         """The wrapped embedder's thresholds."""
         return self.inner.thresholds()
-
-
-def read_set(path: Path) -> tuple[list[Situation], list[Probe], list[Opposite]]:
-    """Situations, probes and opposite pairs of a decisions.jsonl file, checked."""
-    situations: list[Situation] = []
-    probes: list[Probe] = []
-    opposites: list[Opposite] = []
-    for number, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not raw.strip():
-            continue
-        row = json.loads(raw)
-        if row["kind"] == "situation":
-            preferences = tuple(
-                Preference(
-                    statement=p["statement"],
-                    rationale=p.get("rationale", ""),
-                    signals=tuple(p["signals"]),
-                    matcher=p.get("matcher"),
-                )
-                for p in row["predictions"]
-            )
-            situations.append(Situation(row["id"], row["matcher"], preferences))
-        elif row["kind"] == "probe":
-            probes.append(Probe(row["text"], tuple(row["expect"]), row["type"]))
-        elif row["kind"] == "opposite":
-            opposites.append(Opposite(row["matcher"], row["a"], row["b"]))
-        else:
-            raise ValueError(f"{path} line {number}: unknown kind {row['kind']!r}")
-    ids = [s.id for s in situations]
-    if len(set(ids)) != len(ids):
-        raise ValueError(f"{path}: situation ids repeat")
-    unknown = {x for probe in probes for x in probe.expect} - set(ids)
-    if unknown:
-        raise ValueError(f"{path}: probes expect unknown situations {sorted(unknown)}")
-    return situations, probes, opposites
-
-
-def load(model: DecisionModel, situations: Sequence[Situation], store: str) -> Loaded:
-    """Replay every preference's signals through ``model.update`` into ``store``."""
-    loaded = Loaded(store)
-    descriptions: dict[int, str] = {}
-    statements: dict[int, str] = {}
-    for situation in situations:
-        for preference in situation.preferences:
-            wording = preference.matcher or situation.matcher
-            for signal in preference.signals:
-                result = model.update(
-                    wording,
-                    preference.statement,
-                    signal,
-                    store=store,
-                    rationale=preference.rationale,
-                )
-                loaded.outcomes[result.outcome] += 1
-                if result.matcher_created:
-                    loaded.matchers += 1
-                    descriptions[result.matcher.id] = result.matcher.description
-                elif result.edge_created and result.matcher.description != wording:
-                    weight = _edge_weight(model.storage, result.matcher.id, result.prediction.id)
-                    loaded.reused_matchers.append(
-                        (situation.id, wording, result.matcher.description, weight)
-                    )
-                pid = result.prediction.id
-                if result.prediction_created:
-                    statements[pid] = preference.statement
-                elif statements[pid] != preference.statement and signal == preference.signals[0]:
-                    loaded.merged_predictions.append(
-                        (situation.id, preference.statement, statements[pid])
-                    )
-                loaded.owners.setdefault(pid, set()).add(situation.id)
-    return loaded
-
-
-def _edge_weight(storage: Storage, matcher_id: int, prediction_id: int) -> float:
-    """The weight of one edge."""
-    edges = storage.edges_to(prediction_id)
-    return next(edge.weight for edge in edges if edge.matcher_id == matcher_id)
 
 
 def run_probes(
@@ -346,7 +216,7 @@ def score(
 
 
 def probe_cosines(
-    storage: Storage, embedder: Embedder, probes: Sequence[Probe], store: str
+    storage: DecisionStorage, embedder: Embedder, probes: Sequence[Probe], store: str
 ) -> npt.NDArray[np.float64]:
     """Every probe-to-matcher cosine of the store (the values a threshold crosses)."""
     cosines: list[float] = []
@@ -405,7 +275,7 @@ def print_load(loaded: Loaded, situations: Sequence[Situation]) -> None:
         print(f"  {situation}: prediction {statement!r} merged into {into!r}")
 
 
-def print_confidences(storage: Storage, store: str) -> None:
+def print_confidences(storage: DecisionStorage, store: str) -> None:
     """The spread of confidences and priors, and confidence inversions.
 
     An inversion is a pair where one prediction has more confirms and no
@@ -450,7 +320,7 @@ def _evidence(prediction: Prediction) -> str:
 
 
 def check_opposites(
-    storage: Storage, embedder: Embedder, dedup: float, opposites: Sequence[Opposite]
+    storage: DecisionStorage, embedder: Embedder, dedup: float, opposites: Sequence[Opposite]
 ) -> None:
     """Record a, then b as a confirm, in a fresh store each: is b stored, or merged into a?"""
     merged = 0
@@ -531,7 +401,7 @@ def print_flips(
 
 
 def sweep(
-    storage: Storage,
+    storage: DecisionStorage,
     embedder: Embedder,
     dedup: float,
     variants: Sequence[Variant],
@@ -585,7 +455,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if variant.store in owners:
                 continue
             loader = DecisionModel(
-                th.storage,
+                th.decision_storage,
                 embedder,
                 dedup_threshold=dedup,
                 fire_threshold=1.0,
@@ -594,12 +464,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             loaded = load(loader, situations, variant.store)
             owners[variant.store] = loaded.owners
             print_load(loaded, situations)
-            print_confidences(th.storage, variant.store)
-        check_opposites(th.storage, embedder, dedup, opposites)
+            print_confidences(th.decision_storage, variant.store)
+        check_opposites(th.decision_storage, embedder, dedup, opposites)
 
         grid = GRID.tolist()
-        points, results = sweep(th.storage, embedder, dedup, VARIANTS, grid, probes, owners)
-        cosines = probe_cosines(th.storage, embedder, probes, VARIANTS[0].store)
+        points, results = sweep(
+            th.decision_storage, embedder, dedup, VARIANTS, grid, probes, owners
+        )
+        cosines = probe_cosines(th.decision_storage, embedder, probes, VARIANTS[0].store)
         chosen, margin = choose(points, cosines)
         print(
             "\nprec = right lines / lines shown (all probes); recall = positive probes with an "
@@ -609,7 +481,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "fired probe\n"
         )
         print_table(points, chosen)
-        extra = sweep(th.storage, embedder, dedup, EXTRA, grid, probes, owners)[0]
+        extra = sweep(th.decision_storage, embedder, dedup, EXTRA, grid, probes, owners)[0]
         print("\nfor comparison, not a candidate:")
         print_table(extra, None)
         print(
@@ -631,7 +503,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         fine = [round(chosen.threshold + step, 2) for step in FINE_STEPS.tolist()]
         print(f"\nsensitivity: {variant.name} in steps of 0.01 (not used for the choice)")
-        print_table(sweep(th.storage, embedder, dedup, [variant], fine, probes, owners)[0], None)
+        print_table(
+            sweep(th.decision_storage, embedder, dedup, [variant], fine, probes, owners)[0], None
+        )
 
         print(
             f"\nat {chosen.threshold:.2f}, probes whose first line is right in some variants only:"

@@ -1,7 +1,7 @@
 """Recall latency at 1k, 10k and 100k memories, beside the floor of a bare numpy search.
 
 One process, one throw-away home. Memories are added straight through the
-storage backend (``th.storage.write_memories``) because embedding 100k texts
+storage backend (``th.memory_storage.write_memories``) because embedding 100k texts
 with the real model would take far too long: each synthetic memory carries a
 random unit float32 vector of the real model's dimension and model id, and a
 synthetic sentence drawn from a vocabulary with a Zipf-like word frequency
@@ -33,32 +33,27 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import statistics
 import tempfile
 import time
-from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import thatch
-from recall_quality import without_stop_words  # sibling script
+from data_sets import DATA
+from measure import percentile, timed
+from stop_words import without_stop_words
+from synthetic import sentences, unit_vectors, vocabulary, write_memories
 from thatch.api import Thatch
-from thatch.plugin.records import GLOBAL_STORE, NewMemory, Scope
+from thatch.plugin.records import GLOBAL_STORE, Scope
 
-DATA = Path(__file__).resolve().parent / "data"
 STORE = "bench/repo"
-#: One memory in this many goes to the global store (both are in scope).
-GLOBAL_EVERY = 10
-WRITE_BATCH = 5_000
 LIMIT = 5
 WARMUP = 20
 GOAL_P50_MS = 15.0
 GOAL_RATIO = 3.0
-#: Made-up identifiers added to the vocabulary, built from these pieces.
-SYLLABLES = ("ka", "lo", "mi", "ron", "tek", "vas", "zu", "pre", "dal", "nix", "or", "sel")
 
 
 @dataclass(frozen=True)
@@ -76,76 +71,10 @@ class Row:
     product: list[float]
 
 
-def percentile(values: Sequence[float], q: float) -> float:
-    """The q-th percentile (0-100) of ``values``."""
-    return float(np.percentile(np.asarray(values), q))
-
-
 def read_queries(path: Path) -> list[str]:
     """The query texts of queries.jsonl."""
     with path.open(encoding="utf-8") as handle:
         return [json.loads(line)["query"] for line in handle if line.strip()]
-
-
-def vocabulary(data: Path, extra: int, rng: np.random.Generator) -> list[str]:
-    """Words of bench/data, most frequent first, then ``extra`` made-up identifiers."""
-    counts: Counter[str] = Counter()
-    for name in ("memories.jsonl", "queries.jsonl"):
-        for line in (data / name).read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                row = json.loads(line)
-                counts.update(re.findall(r"\w+", str(row.get("content", row.get("query", "")))))
-    words = [word for word, _ in counts.most_common()]
-    made_up: set[str] = set()
-    while len(made_up) < extra:
-        parts = rng.choice(len(SYLLABLES), size=int(rng.integers(2, 4)))
-        made_up.add("".join(SYLLABLES[int(i)] for i in parts) + str(int(rng.integers(0, 100))))
-    return words + sorted(made_up - set(words))
-
-
-def sentences(vocab: Sequence[str], count: int, rng: np.random.Generator) -> list[str]:
-    """``count`` sentences of 8 to 30 words drawn with probability ~ 1/rank."""
-    weights = 1.0 / np.arange(1, len(vocab) + 1)
-    lengths = rng.integers(8, 31, size=count)
-    picks = rng.choice(len(vocab), size=int(lengths.sum()), p=weights / weights.sum())
-    out, start = [], 0
-    for length in lengths.tolist():
-        out.append(" ".join(vocab[i] for i in picks[start : start + length].tolist()) + ".")
-        start += length
-    return out
-
-
-def unit_vectors(count: int, dim: int, rng: np.random.Generator) -> np.ndarray:
-    """``count`` random float32 vectors of length 1."""
-    matrix = rng.standard_normal((count, dim), dtype=np.float32)
-    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
-    return matrix
-
-
-def add_memories(
-    th: Thatch, start: int, vectors: np.ndarray, texts: Sequence[str], model: str
-) -> None:
-    """Write synthetic memories ``start`` .. ``start + len(texts)`` through the backend."""
-    for offset in range(0, len(texts), WRITE_BATCH):
-        batch = [
-            NewMemory(
-                store=GLOBAL_STORE if (start + i) % GLOBAL_EVERY == 0 else STORE,
-                label=f"synthetic-{start + i}",
-                content=texts[i],
-                branch=None,
-                model=model,
-                embedding=vectors[i],
-            )
-            for i in range(offset, min(offset + WRITE_BATCH, len(texts)))
-        ]
-        th.storage.write_memories(batch)
-
-
-def timed(call: Callable[[], object]) -> float:
-    """Milliseconds one call takes."""
-    start = time.perf_counter()
-    call()
-    return (time.perf_counter() - start) * 1000
 
 
 def floor_search(th: Thatch, matrix: np.ndarray, query: str) -> np.ndarray:
@@ -186,15 +115,19 @@ def measure(th: Thatch, matrix: np.ndarray, queries: Sequence[str], size: int) -
     for query in queries:
         embed_ms.append(timed(lambda q=query: th.embedder.embed_query(q)))
         vector = th.embedder.embed_query(query)
-        vector_ms.append(timed(lambda v=vector: th.storage.vector_search(v, model, scope, depth)))
-        words_ms.append(timed(lambda q=query: th.storage.text_search(q, scope, depth)))
+        vector_ms.append(
+            timed(lambda v=vector: th.memory_storage.vector_search(v, model, scope, depth))
+        )
+        words_ms.append(timed(lambda q=query: th.memory_storage.text_search(q, scope, depth)))
         # Recall fetches the stored vectors of the words hits the meaning list lacks.
-        by_meaning = {hit.id for hit in th.storage.vector_search(vector, model, scope, depth)}
-        missing = [h.id for h in th.storage.text_search(query, scope, depth)]
+        by_meaning = {
+            hit.id for hit in th.memory_storage.vector_search(vector, model, scope, depth)
+        }
+        missing = [h.id for h in th.memory_storage.text_search(query, scope, depth)]
         missing = [memory_id for memory_id in missing if memory_id not in by_meaning]
-        fetch_ms.append(timed(lambda ids=missing: th.storage.embeddings(ids, model)))
+        fetch_ms.append(timed(lambda ids=missing: th.memory_storage.embeddings(ids, model)))
         content = without_stop_words(query)
-        content_ms.append(timed(lambda q=content: th.storage.text_search(q, scope, depth)))
+        content_ms.append(timed(lambda q=content: th.memory_storage.text_search(q, scope, depth)))
         product_ms.append(timed(lambda v=vector: np.argpartition(-(matrix @ v), LIMIT - 1)))
     return Row(
         size, recall_ms, floor_ms, embed_ms, vector_ms, words_ms, content_ms, fetch_ms, product_ms
@@ -264,7 +197,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             start = time.perf_counter()
             count = size - len(matrix)
             vectors = unit_vectors(count, dim, rng)
-            add_memories(th, len(matrix), vectors, sentences(vocab, count, rng), model)
+            contents = sentences(vocab, count, rng)
+            write_memories(th.memory_storage, STORE, len(matrix), vectors, contents, model)
             matrix = np.concatenate([matrix, vectors])
             print(f"  {size:,} memories written in {time.perf_counter() - start:.1f} s")
             rows.append(measure(th, matrix, queries, size))

@@ -5,9 +5,10 @@ path, then runs every query of bench/data/queries.jsonl that has relevant
 memories in three modes (hybrid, vector, words), with the scope an agent
 working in the query's repository would have: that store plus ``global``.
 
-``--distractors N`` adds N generated off-topic memories (the texts of
-bench/import_throughput.py) spread over the stores, so each scope is larger
-than the candidate depth and a memory must be found, not just kept.
+``--distractors N`` adds N generated off-topic memories (``distinct_texts`` of
+bench/synthetic.py, the texts of bench/import_throughput.py) spread over the
+stores, so each scope is larger than the candidate depth and a memory must be
+found, not just kept.
 
 Prints recall@1, recall@5 and MRR per mode, split by query kind, then the same
 metrics for variants of reciprocal-rank fusion (the constant k and the weight
@@ -21,22 +22,21 @@ hybrid mode exactly; the script checks that.
 from __future__ import annotations
 
 import argparse
-import re
 import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import thatch
-from common import read_jsonl  # sibling module
-from import_throughput import distinct_texts  # sibling script: off-topic texts
+from data_sets import DATA, read_jsonl
+from stop_words import without_stop_words
+from synthetic import distinct_texts
 from thatch.api import Thatch
 from thatch.fusion import RRF_K, fuse
 from thatch.memory import MemoryInput
 from thatch.plugin.records import GLOBAL_STORE, Scope
 from thatch.recall import CANDIDATE_FACTOR, MIN_CANDIDATES
 
-DATA = Path(__file__).resolve().parent / "data"
 MODES = ("hybrid", "vector", "words")
 KINDS = ("meaning", "words", "mixed")
 #: RRF variants tried: (k, vector weight, text weight, stop words dropped from the words query).
@@ -45,21 +45,6 @@ VARIANTS: list[Variant] = [
     (k, 1.0, w, stop) for stop in (False, True) for k in (10, 30, 60) for w in (0.25, 0.5, 1.0, 2.0)
 ]
 DEFAULT_VARIANT: Variant = (RRF_K, 1.0, 1.0, False)
-#: English function words, dropped from the words query in the "no stop words" variants.
-#: The full-text query ORs every word, so without this a memory that merely shares
-#: "the" or "how" with the query enters the words list and gains a fused score.
-STOP_WORDS = frozenset(
-    " ".join(
-        (
-            "a about after all also am an and any are as at be been before but by can could",
-            "did do does doing for from had has have how i if in into is it its itself just",
-            "may me might must my no not of on once only or our out own should so some such",
-            "than that the their them then there these they this those to too under up us",
-            "very was we were what when where which while who whom why will with would you",
-            "your",
-        )
-    ).split()
-)
 
 
 @dataclass(frozen=True)
@@ -170,12 +155,6 @@ def mode_rankings(th: Thatch, queries: Sequence[Query], limit: int) -> dict[str,
     }
 
 
-def without_stop_words(text: str) -> str:
-    """``text`` minus English function words (all of it when nothing else is left)."""
-    kept = [word for word in re.findall(r"\w+", text) if word.casefold() not in STOP_WORDS]
-    return " ".join(kept) or text
-
-
 def raw_lists(th: Thatch, queries: Sequence[Query], limit: int) -> list[Lists]:
     """Per query, candidate ids by meaning and by words (all words, no stop words)."""
     depth = max(limit * CANDIDATE_FACTOR, MIN_CANDIDATES)
@@ -184,12 +163,12 @@ def raw_lists(th: Thatch, queries: Sequence[Query], limit: int) -> list[Lists]:
     for q in queries:
         scope = Scope(stores=q.stores, branch=th.branch)
         vector = th.embedder.embed_query(q.text)
-        by_meaning = th.storage.vector_search(vector, model, scope, depth)
-        by_words = th.storage.text_search(q.text, scope, depth)
-        by_content_words = th.storage.text_search(without_stop_words(q.text), scope, depth)
+        by_meaning = th.memory_storage.vector_search(vector, model, scope, depth)
+        by_words = th.memory_storage.text_search(q.text, scope, depth)
+        by_content_words = th.memory_storage.text_search(without_stop_words(q.text), scope, depth)
         cosine = {h.id: h.score for h in by_meaning}
         missing = {h.id for h in [*by_words, *by_content_words]} - cosine.keys()
-        for memory_id, stored in th.storage.embeddings(missing, model).items():
+        for memory_id, stored in th.memory_storage.embeddings(missing, model).items():
             cosine[memory_id] = float(stored @ vector)
         lists.append(
             Lists(

@@ -17,7 +17,7 @@ import argparse
 import time
 from collections import defaultdict
 
-from common import ROOT, read_jsonl
+from data_sets import ROOT, read_jsonl
 from thatch.redact import redact
 
 CORPUS = ROOT / "tests" / "data" / "secrets"

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from thatch.agent_instructions import BRIEFING
 from thatch.plugin.setup import SetupContext
 from thatch_claude.target import ClaudeTarget
 
@@ -24,7 +25,11 @@ def project_context(project: Path, user_home: Path, **fields: Any) -> SetupConte
     """A project setup with ``thatch`` on PATH; ``fields`` replace the defaults."""
     defaults: dict[str, Any] = {"command": ("thatch",)}
     return SetupContext(
-        scope="project", project=project, user_home=user_home, **(defaults | fields)
+        briefing=BRIEFING,
+        scope="project",
+        project=project,
+        user_home=user_home,
+        **(defaults | fields),
     )
 
 
@@ -34,4 +39,6 @@ def global_context(user_home: Path, **fields: Any) -> SetupContext:
         "command": ("/opt/thatch venv/bin/thatch",),
         "env": {"THATCH_HOME": "/data/thatch home"},
     }
-    return SetupContext(scope="global", project=None, user_home=user_home, **(defaults | fields))
+    return SetupContext(
+        briefing=BRIEFING, scope="global", project=None, user_home=user_home, **(defaults | fields)
+    )

@@ -9,11 +9,16 @@ from typing import TYPE_CHECKING
 
 import pytest
 from daemon_hooks import RuntimeFactory
+from thatch.agent_instructions import BRIEFING
 from thatch.plugin.setup import SetupContext
 from thatch.testing import EventRecorder
 
 if TYPE_CHECKING:
     from thatch.runtime import Runtime
+
+# The storage contract suites' fixtures. Installed, thatch-core loads the same
+# plugin through its pytest11 entry point; named here, it still loads once.
+pytest_plugins = ("thatch.testing.pytest_plugin",)
 
 # Tests never read the developer's own thatch config or data.
 for variable in (
@@ -121,6 +126,7 @@ def project_context(user_home: Path, project: Path) -> SetupContext:
         project=project,
         user_home=user_home,
         command=("thatch",),
+        briefing=BRIEFING,
         env={"THATCH_HOME": "/srv/thatch-home"},
     )
 
@@ -133,4 +139,5 @@ def global_context(user_home: Path) -> SetupContext:
         project=None,
         user_home=user_home,
         command=("/opt/thatch tools/bin/thatch",),
+        briefing=BRIEFING,
     )

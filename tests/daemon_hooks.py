@@ -7,13 +7,13 @@ payloads (core's named hook commands read Claude's format).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from recorded import recorded
 from thatch import hookimpl
-from thatch.plugin.events import Event
+from thatch.plugin import Event, EventKind, Harness, HarnessBase, Nudge, plain_text
 from thatch.testing import answer_hook, hook_request
 
 if TYPE_CHECKING:
@@ -27,17 +27,17 @@ TEST_HARNESS = "testh"
 EXTRACTION_MARK = "from this session may hold knowledge worth keeping"
 
 
-class HarnessPlugin:
-    """A harness plugin for ``thatch hook testh EVENT``: compact, start and prompt."""
+class TestHarness(HarnessBase):
+    """``thatch hook testh EVENT``: compact, start and prompt, answered in plain text."""
 
+    name = TEST_HARNESS
+    title = "Test harness"
     KINDS: Mapping[str, Any] = {"compact": "compact", "start": "session_start", "prompt": "prompt"}
 
-    @hookimpl
-    def thatch_parse_event(
-        self, harness: str, hook_event: str, payload: Mapping[str, Any]
-    ) -> Event | None:
-        if harness != TEST_HARNESS:
-            return None
+    def __init__(self, context_kinds: frozenset[EventKind] | None = None) -> None:
+        self.context_kinds = context_kinds
+
+    def parse_event(self, hook_event: str, payload: Mapping[str, Any]) -> Event:
         return Event(
             kind=self.KINDS[hook_event],
             harness=TEST_HARNESS,
@@ -46,6 +46,20 @@ class HarnessPlugin:
             prompt=payload.get("prompt"),
             source=payload.get("source"),
         )
+
+    def deliver(self, nudges: Sequence[Nudge], event: Event) -> str:
+        return plain_text(nudges)
+
+
+class HarnessPlugin:
+    """A harness plugin serving :class:`TestHarness` (``context_kinds`` as it is given)."""
+
+    def __init__(self, context_kinds: frozenset[EventKind] | None = None) -> None:
+        self.harness = TestHarness(context_kinds)
+
+    @hookimpl
+    def thatch_harnesses(self) -> list[Harness]:
+        return [self.harness]
 
 
 class Broken:

@@ -6,11 +6,28 @@ import os
 import socketserver
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from thatch import wire
 
 Responder = Callable[[dict[str, Any]], dict[str, Any] | None]
+
+
+def write_hook_table(home: Path) -> Path:
+    """The hook table of ``home``'s installed harnesses, as ``thatch setup`` or a daemon writes it.
+
+    Hook commands read it (see thatch.hookcmd.answers): without it they send
+    their event but wait for no cold daemon and print no stand-in answer.
+    """
+    from thatch import hooktable
+    from thatch.plugin.config import Config
+    from thatch.plugins import Plugins
+
+    config = Config.load(home, environ={})
+    path = hooktable.hook_table_path(config)
+    hooktable.write_hook_table(Plugins.load(config).harnesses().values(), path)
+    return path
 
 
 class FakeDaemon:

@@ -18,9 +18,9 @@ def batch(calls: list[Any], **changes: Any) -> dict[str, Any]:
 
 
 def parse(payload: dict[str, Any]) -> Event:
-    event = plugins_with(thatch_claude.plugin).parse_event("claude", "PostToolBatch", payload)
-    assert event is not None
-    return event
+    harness = plugins_with(thatch_claude.plugin).harness("claude")
+    assert harness is not None
+    return harness.parse_event("PostToolBatch", payload)
 
 
 def twenty_calls() -> list[dict[str, Any]]:

@@ -1,16 +1,16 @@
-"""Nudges as Claude Code reads them, through the plugin's ``thatch_deliver``."""
+"""Nudges as Claude Code reads them, through the plugin's harness (``ClaudeHarness.deliver``)."""
 
 from __future__ import annotations
 
 import json
 
 import pytest
-import thatch.builtin.delivery
 import thatch_claude.plugin
 from thatch.plugin.events import Event
+from thatch.plugin.harness import Harness
 from thatch.plugin.nudge import Nudge
 from thatch.testing import plugins_with
-from thatch_claude.delivery import CUT_MARK, OUTPUT_LIMIT
+from thatch_claude.delivery import CUT_MARK, OUTPUT_LIMIT, hook_json
 from thatch_claude.events import EVENT_KINDS
 
 NUDGES = [
@@ -26,10 +26,19 @@ def event(hook_event: str, harness: str = "claude") -> Event:
     return Event(kind="prompt", harness=harness, session_id="s", hook_event=hook_event)
 
 
-def deliver(nudges: list[Nudge], hook_event: str, harness: str = "claude") -> str:
-    # Core's plain delivery is registered too: the Claude plugin must win for "claude".
-    plugins = plugins_with(thatch.builtin.delivery, thatch_claude.plugin)
-    return plugins.deliver(nudges, event(hook_event, harness), harness)
+def claude() -> Harness:
+    """The Claude harness, as core finds it among the installed plugins."""
+    harness = plugins_with(thatch_claude.plugin).harness("claude")
+    assert harness is not None
+    return harness
+
+
+def deliver(nudges: list[Nudge], hook_event: str) -> str:
+    return claude().deliver(nudges, event(hook_event))
+
+
+def answer_command(nudges: list[Nudge], hook_event: str, *, as_json: bool) -> str:
+    return claude().answer_command(nudges, event(hook_event), as_json=as_json)
 
 
 @pytest.mark.parametrize("hook_event", PLAIN_EVENTS)
@@ -54,10 +63,46 @@ def test_an_event_without_a_name_gets_plain_text() -> None:
     assert deliver(NUDGES, "") == JOINED
 
 
-def test_other_harnesses_get_cores_delivery() -> None:
+def test_the_plugin_serves_claude_alone() -> None:
     plugins = plugins_with(thatch_claude.plugin)
-    assert plugins.deliver(NUDGES, event("Stop", "cursor"), "cursor") == ""
-    assert deliver(NUDGES, "Stop", harness="cursor") == JOINED
+    assert list(plugins.harnesses()) == ["claude"]
+    assert plugins.harness("cursor") is None
+
+
+def test_hook_json_is_what_claude_code_reads() -> None:
+    output = hook_json("remember … this", "UserPromptSubmit")
+    assert json.loads(output) == {
+        "hookSpecificOutput": {
+            "hookEventName": "UserPromptSubmit",
+            "additionalContext": "remember … this",
+        }
+    }
+    assert output.isascii()
+    assert hook_json("", "SessionStart") == ""
+
+
+# -- the named commands (thatch flush-tools): the format the command line chose -------
+@pytest.mark.parametrize("hook_event", [*PLAIN_EVENTS, *JSON_EVENTS])
+def test_a_named_command_prints_plain_text_without_json(hook_event: str) -> None:
+    assert answer_command(NUDGES, hook_event, as_json=False) == JOINED
+
+
+@pytest.mark.parametrize("hook_event", [*PLAIN_EVENTS, *JSON_EVENTS])
+def test_a_named_command_with_json_prints_the_hook_json(hook_event: str) -> None:
+    output = json.loads(answer_command(NUDGES, hook_event, as_json=True))
+    assert output == {
+        "hookSpecificOutput": {"hookEventName": hook_event, "additionalContext": JOINED}
+    }
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_a_named_commands_answer_stays_under_the_limit(as_json: bool) -> None:
+    nudges = [_long("first", 6000), _long("second", 6000)]
+    output = answer_command(nudges, "UserPromptSubmit", as_json=as_json)
+    assert len(output) < OUTPUT_LIMIT
+    assert "[first]" in output
+    assert "[second]" not in output
+    assert answer_command([], "UserPromptSubmit", as_json=as_json) == ""
 
 
 def _long(source: str, size: int, letter: str = "x") -> Nudge:

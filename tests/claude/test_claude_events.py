@@ -1,4 +1,4 @@
-"""Claude Code payloads → core events, through the plugin's ``thatch_parse_event``."""
+"""Claude Code payloads → core events, through ``ClaudeHarness.parse_event``."""
 
 from __future__ import annotations
 
@@ -36,8 +36,9 @@ def load(name: str) -> dict[str, Any]:
 
 
 def parse(hook_event: str, payload: Any, harness: str = "claude") -> Event | None:
-    plugins = plugins_with(thatch_claude.plugin)
-    return plugins.parse_event(harness, hook_event, payload)
+    """The event ``harness`` parses, through the plugin; None when the plugin has no such one."""
+    found = plugins_with(thatch_claude.plugin).harness(harness)
+    return None if found is None else found.parse_event(hook_event, payload)
 
 
 def claude_event(kind: Any, hook_event: str, **fields: Any) -> Event:
@@ -350,7 +351,7 @@ def test_the_cursor_plugin_gives_the_same_identity(
     cursor_plugin = pytest.importorskip("thatch_cursor.plugin")
     payload = cursor(name)
     ours = parse(claude_event_name, payload)
-    theirs = plugins_with(cursor_plugin).parse_event("cursor", cursor_event_name, payload)
+    theirs = plugins_with(cursor_plugin).harness("cursor").parse_event(cursor_event_name, payload)
     assert ours is not None
     assert theirs is not None
     assert ours.identity is not None

@@ -19,7 +19,9 @@ import pytest
 import thatch_claude.plugin
 from claude_contexts import global_context, project_context, target
 from thatch import agent_instructions, testing
+from thatch.agent_instructions import BRIEFING
 from thatch.plugin.errors import InvalidInputError
+from thatch.plugin.harness import Harness
 from thatch.plugin.setup import (
     Change,
     JsonEntry,
@@ -30,7 +32,8 @@ from thatch.plugin.setup import (
     TextBlock,
 )
 from thatch.setup import engine
-from thatch_claude.instructions import SKILL_NAMES, skills
+from thatch.workflows import NAMES
+from thatch_claude.instructions import skills
 from thatch_claude.target import HOOK_EVENTS, TOOL_EVENTS
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -45,16 +48,17 @@ SKILLS = {
 
 
 # -- the target ---------------------------------------------------------------------
-def test_the_plugin_offers_the_claude_target() -> None:
-    (offered,) = thatch_claude.plugin.thatch_setup_targets()
-    assert isinstance(offered, SetupTarget)
+def test_the_plugin_offers_the_claude_harness() -> None:
+    (offered,) = thatch_claude.plugin.thatch_harnesses()
+    assert isinstance(offered, Harness)
+    assert isinstance(offered.setup_target(), SetupTarget)  # type: ignore[attr-defined]
     assert (offered.name, offered.title) == ("claude", "Claude Code")
 
 
 def test_the_distribution_registers_the_plugin_under_the_thatch_group() -> None:
     meta = tomllib.loads((PLUGIN_ROOT / "pyproject.toml").read_text())
     assert meta["project"]["name"] == "thatch-claude"
-    assert "thatch-core" in meta["project"]["dependencies"]
+    assert any(dep.startswith("thatch-core") for dep in meta["project"]["dependencies"])
     assert meta["project"]["entry-points"]["thatch"] == {"claude": "thatch_claude.plugin"}
     assert (PLUGIN_ROOT / "src" / "thatch_claude" / "py.typed").exists()
 
@@ -151,7 +155,9 @@ def test_a_global_setup_registers_the_server_at_user_scope(user_home: Path) -> N
 
 
 def test_a_project_setup_needs_a_project(user_home: Path) -> None:
-    context = SetupContext(scope="project", project=None, user_home=user_home, command=("t",))
+    context = SetupContext(
+        briefing=BRIEFING, scope="project", project=None, user_home=user_home, command=("t",)
+    )
     with pytest.raises(InvalidInputError, match="--project DIR or use --global"):
         target().changes(context)
 
@@ -253,8 +259,8 @@ def test_every_skill_has_front_matter_naming_it(project: Path, user_home: Path) 
 
 
 def test_the_skills_are_thatchs_workflows_with_claude_codes_front_matter() -> None:
-    assert {skill.name for skill in skills()} == SKILLS == set(SKILL_NAMES)
-    for skill in skills():
+    assert {skill.name for skill in skills(BRIEFING)} == SKILLS == set(NAMES)
+    for skill in skills(BRIEFING):
         front = skill.content.split("---\n")[1]
         assert front.splitlines()[0] == f"name: {skill.name}"
         assert front.splitlines()[1].startswith("description: ")

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from thatch.agent_instructions import BRIEFING
 from thatch.cli import main
 from thatch.plugin.jsonc import StrictJsonError
 from thatch.plugin.setup import SetupContext
@@ -90,12 +91,17 @@ def empty(root: Path) -> None:
 
 def project_context(root: Path) -> SetupContext:
     return SetupContext(
-        scope="project", project=root / "shop", user_home=root / "user", command=("thatch",)
+        briefing=BRIEFING,
+        scope="project",
+        project=root / "shop",
+        user_home=root / "user",
+        command=("thatch",),
     )
 
 
 def global_context(root: Path) -> SetupContext:
     return SetupContext(
+        briefing=BRIEFING,
         scope="global",
         project=None,
         user_home=root / "user",
@@ -129,7 +135,7 @@ def test_setup_writes_the_golden_files(case: str, root: Path) -> None:
     assert setup(root, make_context(root)).changed
     files = snapshot(root)
     check_golden_tree(GOLDEN / case, without_skills(files))
-    assert written_skills(root) == {skill.name: skill.content for skill in skills()}
+    assert written_skills(root) == {skill.name: skill.content for skill in skills(BRIEFING)}
 
 
 @pytest.mark.parametrize("case", list(CASES))

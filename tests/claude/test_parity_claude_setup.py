@@ -10,11 +10,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import thatch_claude.plugin
+import thatch_cursor.plugin
 from claude_contexts import global_context, project_context, target
+from thatch.agent_instructions import BRIEFING
 from thatch.plugin.setup import SetupContext
 from thatch.setup import engine
 from thatch.setup.notice import harness_of
-from thatch_claude.instructions import SKILL_NAMES, instructions_block, skills
+from thatch.testing import plugins_with
+from thatch.workflows import NAMES
+from thatch_claude.instructions import instructions_block, skills
 from thatch_claude.target import HOOK_EVENTS
 
 OLD_BLOCK = "<!-- thatch -->\n## thatch\nUse thatch_remember to save facts.\n<!-- /thatch -->\n"
@@ -213,7 +218,7 @@ def test_uc018_stale_and_retired_skills_are_reported_and_repaired(
     state = tmp_path / "state"
     setup(context, state)
     skill_dir = user_home / ".claude" / "skills"
-    primer = skill_dir / SKILL_NAMES[0] / "SKILL.md"
+    primer = skill_dir / NAMES[0] / "SKILL.md"
     primer.write_text("an older primer\n")
     retired = skill_dir / "thatch-old-helper" / "SKILL.md"
     retired.parent.mkdir()
@@ -223,18 +228,22 @@ def test_uc018_stale_and_retired_skills_are_reported_and_repaired(
     kept.write_text("the user's")
 
     problems = target("thatch").problems(context)
-    assert any(SKILL_NAMES[0] in p and "differs" in p for p in problems)
+    assert any(NAMES[0] in p and "differs" in p for p in problems)
     assert any("thatch-old-helper" in p and "no longer ships" in p for p in problems)
 
     edits = setup(context, state)
-    assert primer.read_text() == skills()[0].content
+    assert primer.read_text() == skills(BRIEFING)[0].content
     assert not retired.parent.exists()
     assert kept.read_text() == "the user's"  # not only a SKILL.md: not attributable to thatch
     assert any("thatch-old-helper" in n for n in notes(edits))
 
 
 def test_uc014_cursor_is_recognised_from_cursor_project_dir() -> None:
-    assert harness_of({"CURSOR_PROJECT_DIR": "/work/app"}) == "cursor"
+    installed = plugins_with(thatch_claude.plugin, thatch_cursor.plugin).harnesses()
+    assert harness_of({"CURSOR_PROJECT_DIR": "/work/app"}, installed) == "cursor"
+    # Cursor runs Claude Code's hooks too: its own variable wins over Claude Code's.
+    both = {"CURSOR_VERSION": "1.7", "CLAUDE_PROJECT_DIR": "/work/app"}
+    assert harness_of(both, installed) == "cursor"
 
 
 # -- CLAUDE_CONFIG_DIR -------------------------------------------------------------------------
@@ -248,7 +257,7 @@ def test_claude_config_dir_moves_every_user_level_file(user_home: Path, tmp_path
     assert "thatch" in json.loads((config / ".claude.json").read_text())["mcpServers"]
     assert hook_commands(config / "settings.json")["Stop"]
     assert "thatch:begin thatch" in (config / "CLAUDE.md").read_text()
-    assert (config / "skills" / SKILL_NAMES[0] / "SKILL.md").exists()
+    assert (config / "skills" / NAMES[0] / "SKILL.md").exists()
     assert not (user_home / ".claude").exists()
     assert not (user_home / ".claude.json").exists()
     assert not target("thatch").problems(context)

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import importlib
 import json
 from typing import Any
 
 import pytest
 import thatch_cursor.plugin
-from thatch.builtin import BUILTIN_PLUGINS
 from thatch.plugin.events import Event
+from thatch.plugin.harness import Harness
 from thatch.plugin.nudge import Nudge
 from thatch.testing import plugins_with
 from thatch_cursor.delivery import deliver
@@ -46,11 +45,16 @@ def test_hooks_without_a_context_slot_print_nothing(kind: str, hook_event: str) 
     assert deliver([RECALL], event(kind, hook_event)) == ""
 
 
+def cursor() -> Harness:
+    """The Cursor harness, as core finds it among the installed plugins."""
+    harness = plugins_with(thatch_cursor.plugin).harness("cursor")
+    assert harness is not None
+    return harness
+
+
 def test_the_plugin_tells_core_where_cursor_reads_context() -> None:
-    plugins = plugins_with(thatch_cursor.plugin)
-    assert plugins.context_kinds("cursor") == {"session_start", "tool_use"}
-    assert plugins.context_kinds("claude") is None
-    assert plugins_with().context_kinds("cursor") is None
+    assert cursor().context_kinds == {"session_start", "tool_use"}
+    assert plugins_with(thatch_cursor.plugin).harness("claude") is None
 
 
 @pytest.mark.parametrize("kind", ["session_start", "prompt", "tool_use"])
@@ -65,17 +69,15 @@ def test_the_output_is_ascii_json_that_reads_back_exactly() -> None:
     assert json.loads(text)["additional_context"] == nudge.text
 
 
-def test_the_plugin_answers_only_for_cursor() -> None:
+def test_the_harness_delivers_cursors_json() -> None:
     cursor_tool = event("tool_use", "postToolUse")
-    assert thatch_cursor.plugin.thatch_deliver([RECALL], cursor_tool, "claude") is None
-    plugins = plugins_with(thatch_cursor.plugin)
-    assert json.loads(plugins.deliver([RECALL], cursor_tool, "cursor"))["additional_context"]
+    assert json.loads(cursor().deliver([RECALL], cursor_tool))["additional_context"] == RECALL.text
 
 
-def test_core_plain_text_never_reaches_cursor() -> None:
-    # Plain text on a Cursor hook's stdout is not the JSON Cursor reads; the
-    # plugin answers "" (not None) so the first-result hook stops there.
-    plain = importlib.import_module(BUILTIN_PLUGINS["plain-delivery"])
-    plugins = plugins_with(plain, thatch_cursor.plugin)
-    assert plugins.deliver([RECALL], event("stop", "stop"), "cursor") == ""
-    assert plugins.deliver([RECALL], event("stop", "Stop"), "other") == RECALL.text
+def test_plain_text_never_reaches_cursor() -> None:
+    # Plain text on a Cursor hook's stdout is not the JSON Cursor reads: a
+    # hook without a context slot prints nothing at all, nor does a named
+    # command's answer (the default: the harness's own delivery).
+    assert cursor().deliver([RECALL], event("stop", "stop")) == ""
+    for as_json in (False, True):
+        assert cursor().answer_command([RECALL], event("stop", "stop"), as_json=as_json) == ""

@@ -132,10 +132,10 @@ def test_decision_fires_are_logged_when_the_nudge_is_delivered(app: Runtime, sen
         "adding partial refunds", "reuse the card refund flow", "create", store="global"
     )
     send("beforeSubmitPrompt")
-    assert th.storage.fires() == []
+    assert th.decision_storage.fires() == []
     delivered = context(send("postToolUse"))
     assert DECISION_HEADER in delivered
-    assert [fire.session for fire in th.storage.fires()] == [CONVERSATION]
+    assert [fire.session for fire in th.decision_storage.fires()] == [CONVERSATION]
 
 
 @pytest.mark.parametrize("claude_first", [True, False], ids=["claude-first", "cursor-first"])

@@ -45,8 +45,8 @@ def test_both_plugins_give_the_event_one_identity(
     plugins: Any, payload: Payload, cursor_event: str, claude_event: str
 ) -> None:
     body = payload(cursor_event)
-    cursor = plugins.parse_event("cursor", cursor_event, body)
-    claude = plugins.parse_event("claude", claude_event, as_claude(body, claude_event))
+    cursor = plugins.harness("cursor").parse_event(cursor_event, body)
+    claude = plugins.harness("claude").parse_event(claude_event, as_claude(body, claude_event))
     assert (cursor.harness, claude.harness) == ("cursor", "claude")
     assert cursor.identity is not None
     assert cursor.identity == claude.identity
@@ -65,12 +65,14 @@ def test_both_plugins_give_the_event_one_identity(
 def test_different_events_keep_different_identities(
     plugins: Any, payload: Payload, cursor_event: str, field: str, other: str
 ) -> None:
-    first = plugins.parse_event("cursor", cursor_event, payload(cursor_event))
-    second = plugins.parse_event("cursor", cursor_event, payload(cursor_event, **{field: other}))
+    first = plugins.harness("cursor").parse_event(cursor_event, payload(cursor_event))
+    second = plugins.harness("cursor").parse_event(
+        cursor_event, payload(cursor_event, **{field: other})
+    )
     assert first.identity != second.identity
     claude_event = CLAUDE_NAMES[cursor_event]
-    via_claude = plugins.parse_event(
-        "claude", claude_event, as_claude(payload(cursor_event, **{field: other}), claude_event)
+    via_claude = plugins.harness("claude").parse_event(
+        claude_event, as_claude(payload(cursor_event, **{field: other}), claude_event)
     )
     assert via_claude.identity == second.identity
 
@@ -79,8 +81,8 @@ def test_the_session_store_keeps_the_first_report_only(
     plugins: Any, payload: Payload, tmp_path: Path
 ) -> None:
     body = payload("postToolUse")
-    cursor = plugins.parse_event("cursor", "postToolUse", body)
-    claude = plugins.parse_event("claude", "PostToolUse", as_claude(body, "PostToolUse"))
+    cursor = plugins.harness("cursor").parse_event("postToolUse", body)
+    claude = plugins.harness("claude").parse_event("PostToolUse", as_claude(body, "PostToolUse"))
     store = SessionStore(tmp_path / "sessions.db")
     try:
         assert store.record(attrs.evolve(claude, event_id="claude-hook"), []) is True

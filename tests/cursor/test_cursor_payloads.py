@@ -39,7 +39,7 @@ def plugins() -> Any:
 def test_each_recorded_event_becomes_its_core_event(
     plugins: Any, payload: Payload, hook_event: str, kind: str, source: str | None
 ) -> None:
-    event = plugins.parse_event("cursor", hook_event, payload(hook_event))
+    event = plugins.harness("cursor").parse_event(hook_event, payload(hook_event))
     assert (event.kind, event.harness, event.hook_event) == (kind, "cursor", hook_event)
     assert (event.session_id, event.cwd, event.source) == (CONVERSATION, ROOT, source)
     assert (event.event_id, event.received_at) == ("", 0.0)
@@ -182,9 +182,9 @@ def test_an_event_thatch_does_not_read_is_refused_with_the_fix(payload: Payload)
         parse_event("afterFileEdit", payload("stop"))
 
 
-def test_other_harnesses_are_left_to_their_plugins(plugins: Any, payload: Payload) -> None:
-    assert thatch_cursor.plugin.thatch_parse_event("claude", "stop", payload("stop")) is None
-    assert plugins.parse_event("opencode", "stop", payload("stop")) is None
+def test_other_harnesses_are_left_to_their_plugins(plugins: Any) -> None:
+    assert [harness.name for harness in thatch_cursor.plugin.thatch_harnesses()] == ["cursor"]
+    assert plugins.harness("opencode") is None
 
 
 # -- malformed payloads --------------------------------------------------------

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from thatch.agent_instructions import BRIEFING
 from thatch.plugin.setup import SetupContext
 from thatch.testing import set_up
 from thatch_cursor.target import CursorTarget
@@ -67,7 +68,11 @@ def test_after_a_global_setup_with_an_absolute_path_there_is_no_problem(
     program.write_text("#!/bin/sh\n")
     program.chmod(0o755)
     context = SetupContext(
-        scope="global", project=None, user_home=user_home, command=(str(program),)
+        briefing=BRIEFING,
+        scope="global",
+        project=None,
+        user_home=user_home,
+        command=(str(program),),
     )
     apply(context)
     assert target().problems(context) == []

@@ -14,6 +14,7 @@ import pytest
 import setup_changes
 import thatch_cursor.plugin
 from thatch import agent_instructions, testing
+from thatch.agent_instructions import BRIEFING
 from thatch.plugin.setup import (
     JsonEntry,
     JsonListItem,
@@ -133,7 +134,9 @@ def test_a_global_setup_writes_into_the_users_cursor_folder_and_no_rule(
 
 
 def test_a_project_setup_needs_a_project(user_home: Path) -> None:
-    context = SetupContext(scope="project", project=None, user_home=user_home, command=("thatch",))
+    context = SetupContext(
+        briefing=BRIEFING, scope="project", project=None, user_home=user_home, command=("thatch",)
+    )
     with pytest.raises(ValueError, match="--project DIR"):
         target().changes(context)
 
@@ -200,7 +203,7 @@ def test_a_global_context_ignores_project_folders(global_context: SetupContext) 
 
 
 # -- the plugin offers the target --------------------------------------------------
-def test_the_plugin_offers_the_cursor_target() -> None:
-    (offered,) = plugins_with(thatch_cursor.plugin).setup_targets()
-    assert isinstance(offered, SetupTarget)
+def test_the_plugin_offers_the_cursor_harness() -> None:
+    (offered,) = plugins_with(thatch_cursor.plugin).harnesses().values()
+    assert isinstance(offered.setup_target(), SetupTarget)  # type: ignore[attr-defined]
     assert (offered.name, offered.title) == ("cursor", "Cursor")

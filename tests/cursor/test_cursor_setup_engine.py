@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from thatch.agent_instructions import BRIEFING
 from thatch.plugin.setup import SetupContext
 from thatch.setup import engine
 from thatch.testing import check_golden_tree, plan_set_up, set_up, tear_down, text_tree, tree
@@ -96,6 +97,7 @@ def case(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[str, Path, Set
     (root / "user").mkdir(parents=True)
     build(root)
     context = SetupContext(
+        briefing=BRIEFING,
         scope=scope,
         project=root / "shop" if scope == "project" else None,
         user_home=root / "user",
@@ -116,8 +118,8 @@ def test_setup_writes_the_golden_files(case: tuple[str, Path, SetupContext]) -> 
     assert setup(root, context).changed
     files = snapshot(root)
     if context.scope == "project":
-        assert files.pop(RULE.as_posix()) == rule_text()
-        for file_name, text in workflow_rules().items():
+        assert files.pop(RULE.as_posix()) == rule_text(BRIEFING)
+        for file_name, text in workflow_rules(BRIEFING).items():
             assert files.pop((RULE.parent / file_name).as_posix()) == text
     check_golden_tree(GOLDEN / name, files)
 
@@ -144,7 +146,9 @@ def test_a_version_the_user_chose_is_left_alone(tmp_path: Path) -> None:
     root = tmp_path / "root"
     (root / "user").mkdir(parents=True)
     existing_global(root)
-    context = SetupContext(scope="global", project=None, user_home=root / "user", command=("t",))
+    context = SetupContext(
+        briefing=BRIEFING, scope="global", project=None, user_home=root / "user", command=("t",)
+    )
     setup(root, context)
     text = (root / "user" / ".cursor" / "hooks.json").read_text()
     assert '"version": 2' in text
@@ -181,7 +185,7 @@ def test_dry_run_shows_each_hook_it_would_add(tmp_path: Path) -> None:
     project = tmp_path / "shop"
     project.mkdir()
     context = SetupContext(
-        scope="project", project=project, user_home=tmp_path, command=("thatch",)
+        briefing=BRIEFING, scope="project", project=project, user_home=tmp_path, command=("thatch",)
     )
     edits = engine.plan(TARGET.changes(context))
     shown = engine.diff(edits)

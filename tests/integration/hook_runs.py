@@ -7,7 +7,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from fake_daemon import FakeDaemon, Responder
+from fake_daemon import FakeDaemon, Responder, write_hook_table
 from thatch import rundir
 
 from integration.conftest import THATCH
@@ -22,6 +22,8 @@ class Hooks:
         self.home = home
         self.cwd = cwd
         self.located = rundir.locate({}, home=str(home))
+        # As after `thatch setup` or a daemon start: the hooks know the harnesses.
+        self.table = write_hook_table(home)
         self.env = {
             **os.environ,
             "THATCH_HOME": str(home),

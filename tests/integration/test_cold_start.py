@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fake_daemon import write_hook_table
 from thatch import rundir
 
 from .conftest import THATCH, Runner, claude_payload, kill_daemon
@@ -68,6 +69,8 @@ def hooks(home: Path, thatch: Runner, tmp_path: Path) -> Iterator[Hooks]:
     project.mkdir()
     user_home = tmp_path / "user-home"
     user_home.mkdir()
+    # As after `thatch setup`: the hooks know which events wait for the daemon.
+    write_hook_table(home)
     yield Hooks(home, project, user_home)
     # Whatever happened, the daemon a hook started is stopped.
     thatch("daemon", "stop", check=False)

@@ -37,7 +37,7 @@ def _integrity(home: Path) -> list[str]:
     import thatch
 
     with thatch.open(home) as th:
-        return th.storage.integrity_problems()
+        return th.integrity_problems()
 
 
 @pytest.mark.slow
@@ -61,7 +61,7 @@ def test_eight_processes_writing_at_once_lose_nothing(home: Path) -> None:
 
     with thatch.open(home) as th:
         labels = {memory.label for memory in th.list("global")}
-        assert th.storage.integrity_problems() == []
+        assert th.integrity_problems() == []
     expected = {f"w{w}-m{n}" for w in range(WRITERS) for n in range(PER_WRITER)}
     assert labels == expected
 
@@ -107,7 +107,7 @@ def test_kill_during_import_keeps_every_reported_memory(home: Path, tmp_path: Pa
 
     with thatch.open(home) as th:
         saved = {memory.label for memory in th.list("global")}
-        assert th.storage.integrity_problems() == []
+        assert th.integrity_problems() == []
     assert set(reported) <= saved
     assert len(saved) < 3000
 

@@ -66,6 +66,22 @@ def test_no_daemon_exits_0_silently_and_spools_the_request(hooks: Hooks) -> None
     assert "hello" not in line  # the payload never reaches the log
 
 
+def test_no_hook_table_a_prompt_is_spooled_and_sent_with_nothing_printed(hooks: Hooks) -> None:
+    hooks.table.unlink()
+    completed = hooks.run("flush-tools", env={"CLAUDE_PROJECT_DIR": str(hooks.cwd)})
+    assert completed.returncode == 0
+    assert completed.stdout == b""
+    (spooled,) = hooks.spooled()
+    assert wire.decode(spooled.read_bytes())["payload"] == PAYLOAD
+    (line,) = hooks.log_lines()
+    assert "no hook table" in line
+    # A daemon running takes the event and answers it all the same.
+    fake = hooks.daemon(echo)
+    completed = hooks.run("flush-tools")
+    assert completed.stdout == b"nudge for hello\n"
+    assert len(fake.requests) == 1
+
+
 def test_the_home_option_chooses_where_the_event_is_spooled(hooks: Hooks, tmp_path: Path) -> None:
     other = tmp_path / "other-home"
     completed = hooks.run("--home", str(other), "buffer-batch")

@@ -230,9 +230,11 @@ console_main()
 RELAY_MODULES = {
     "thatch",
     "thatch.cli",
+    "thatch.plugin",  # its lazy package, for the next
     "thatch.plugin.errors",  # the console script's error wrapper
     "thatch.hookcmd",
     "thatch.hookcmd.args",
+    "thatch.hookcmd.answers",  # the hook table: which variables the harnesses set
     "thatch.mcp_relay",
     "thatch.mcp_relay.connect",
     "thatch.mcp_relay.pump",

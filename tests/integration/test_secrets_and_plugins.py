@@ -36,7 +36,11 @@ def test_secrets_are_redacted_before_storing_and_never_printed(thatch: Runner) -
 def test_plugins_json_lists_the_defaults_with_their_hooks(thatch: Runner) -> None:
     plugins = {p["name"]: p for p in as_json(thatch("plugins", "--json"))}
     assert plugins["sqlite"]["distribution"] == "thatch-sqlite"
-    assert plugins["sqlite"]["hooks"] == ["thatch_storage"]
+    assert plugins["sqlite"]["hooks"] == [
+        "thatch_decision_storage",
+        "thatch_memory_storage",
+        "thatch_prediction_storage",
+    ]
     assert plugins["fastembed"]["distribution"] == "thatch-fastembed"
     assert plugins["fastembed"]["hooks"] == ["thatch_embedder"]
     assert plugins["sqlite"]["version"]
@@ -45,7 +49,7 @@ def test_plugins_json_lists_the_defaults_with_their_hooks(thatch: Runner) -> Non
 def test_no_plugins_loaded_explains_instead_of_a_traceback(thatch: Runner) -> None:
     completed = thatch("search", "anything", env={"THATCH_LOAD_PLUGINS": ""}, check=False)
     assert completed.returncode == 1
-    assert "no storage plugin is loaded for backend 'sqlite'" in completed.stderr
+    assert "no storage plugin is loaded that keeps memories in backend 'sqlite'" in completed.stderr
     assert "add 'sqlite' to THATCH_LOAD_PLUGINS" in completed.stderr
     assert "Traceback" not in completed.stderr
     only_storage = thatch("remember", "x", "y", env={"THATCH_LOAD_PLUGINS": "sqlite"}, check=False)
@@ -57,7 +61,7 @@ def test_no_plugins_loaded_explains_instead_of_a_traceback(thatch: Runner) -> No
 
 def test_trace_shows_hook_calls(thatch: Runner) -> None:
     completed = thatch("list", "all", env={"THATCH_TRACE_PLUGINS": "1"})
-    assert "[thatch trace] thatch_storage(config) -> [sqlite]" in completed.stderr
+    assert "[thatch trace] thatch_memory_storage(config) -> [sqlite]" in completed.stderr
 
 
 def test_demo_tells_the_whole_session(thatch: Runner) -> None:

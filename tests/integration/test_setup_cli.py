@@ -61,7 +61,8 @@ def test_setup_previews_applies_repeats_and_undoes(
 def test_setup_without_a_choice_in_a_script_says_how(thatch: Runner, project: Path) -> None:
     completed = thatch("setup", cwd=project, check=False)
     assert completed.returncode == 2
-    assert "thatch setup --claude --cursor --opencode" in completed.stderr
+    # One flag per installed harness, the example plugin's too.
+    assert "thatch setup --claude --cursor --example --opencode" in completed.stderr
 
 
 def test_a_missing_project_folder_is_named(thatch: Runner, tmp_path: Path) -> None:
@@ -134,3 +135,20 @@ def test_a_link_a_cloned_repository_plants_is_not_written_through(
     assert f"{project / 'CLAUDE.md'} is a symbolic link to {notes}" in refused.stderr
     assert notes.read_text() == "private notes\n"
     assert sorted(p.name for p in project.iterdir()) == ["CLAUDE.md"]
+
+
+def test_setup_writes_the_hook_table_the_hooks_read(
+    thatch: Runner, home: Path, project: Path, user_home: Path
+) -> None:
+    from thatch import rundir
+    from thatch.hookcmd import answers
+
+    env = {"HOME": str(user_home)}
+    state_dir = rundir.locate({"THATCH_HOME": str(home)}, home=str(home)).state_dir
+    thatch("setup", "--cursor", "--dry-run", cwd=project, env=env)
+    assert answers.load(state_dir) is None  # a dry run writes nothing
+    thatch("setup", "--cursor", cwd=project, env=env)
+    table = answers.load(state_dir)
+    assert table is not None
+    # Every installed harness, not only the one set up: Cursor runs Claude Code's hooks too.
+    assert {"CLAUDE_PROJECT_DIR", "CURSOR_PROJECT_DIR"} <= set(table.environment)

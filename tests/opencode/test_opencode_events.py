@@ -12,6 +12,7 @@ from thatch.plugin.events import Event, ToolCall
 from thatch.plugin.nudge import Nudge
 from thatch.testing import plugins_with
 from thatch_opencode.events import EVENT_KINDS, parse_event
+from thatch_opencode.harness import OpencodeHarness
 
 SESSION = "ses_dd473acd9ffeZ9jt5oCA6h0WFp"
 CWD = "/home/dev/shop"
@@ -151,16 +152,13 @@ def test_an_unknown_event_names_the_events_thatch_reads(payload: Payload) -> Non
 def test_the_plugin_parses_only_opencode_payloads(payload: Payload) -> None:
     plugins = plugins_with(thatch_opencode.plugin)
     body = payload("chat.message")
-    event = plugins.parse_event("opencode", "chat.message", body)
+    event = plugins.harness("opencode").parse_event("chat.message", body)
     assert event is not None
     assert event.harness == "opencode"
-    assert plugins.parse_event("claude", "chat.message", body) is None
+    assert plugins.harness("claude") is None
 
 
 def test_delivery_is_plain_text_for_opencode_only(payload: Payload) -> None:
     event = parse_event("chat.message", payload("chat.message"))
     nudges = [Nudge(source="recall", text="[thatch] one"), Nudge(source="x", text="[thatch] two")]
-    assert thatch_opencode.plugin.thatch_deliver(nudges, event, "opencode") == (
-        "[thatch] one\n\n[thatch] two"
-    )
-    assert thatch_opencode.plugin.thatch_deliver(nudges, event, "claude") is None
+    assert OpencodeHarness().deliver(nudges, event) == "[thatch] one\n\n[thatch] two"

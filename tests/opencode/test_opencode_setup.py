@@ -14,6 +14,7 @@ import pytest
 import setup_changes
 import thatch_opencode.plugin
 from thatch import testing
+from thatch.agent_instructions import BRIEFING
 from thatch.plugin.setup import (
     Change,
     JsonEntry,
@@ -55,7 +56,7 @@ def test_global_changes_match_the_golden_file(global_context: SetupContext) -> N
 
 
 def test_the_instructions_match_the_golden_file() -> None:
-    check_golden("instructions.md", instructions_text())
+    check_golden("instructions.md", instructions_text(BRIEFING))
 
 
 def test_the_plugin_file_matches_the_golden_file(project_context: SetupContext) -> None:
@@ -104,7 +105,7 @@ def test_a_project_gets_an_agents_md_block(project_context: SetupContext, projec
     assert (block.path, block.name, block.text) == (
         project / "AGENTS.md",
         "thatch",
-        instructions_text(),
+        instructions_text(BRIEFING),
     )
 
 
@@ -120,7 +121,7 @@ def test_a_global_setup_lists_its_own_instructions_file(
         str(folder / "thatch-instructions.md"),
     )
     owned = {c.path: c.content for c in changes if isinstance(c, OwnedFile)}
-    assert owned[folder / "thatch-instructions.md"] == instructions_text()
+    assert owned[folder / "thatch-instructions.md"] == instructions_text(BRIEFING)
     assert folder / "plugins" / "thatch.js" in owned
     assert not any(isinstance(c, TextBlock) for c in changes)
 
@@ -194,14 +195,14 @@ def test_a_global_context_ignores_project_folders(
     assert not target().detect(global_context).found
 
 
-def test_the_plugin_offers_the_opencode_target() -> None:
-    (offered,) = plugins_with(thatch_opencode.plugin).setup_targets()
-    assert isinstance(offered, SetupTarget)
+def test_the_plugin_offers_the_opencode_harness() -> None:
+    (offered,) = plugins_with(thatch_opencode.plugin).harnesses().values()
+    assert isinstance(offered.setup_target(), SetupTarget)  # type: ignore[attr-defined]
     assert (offered.name, offered.title) == ("opencode", "opencode")
 
 
 def test_the_instructions_name_every_tool_as_opencode_shows_it() -> None:
-    text = instructions_text()
+    text = instructions_text(BRIEFING)
     named = [tool["name"] for tool in ToolRegistry().describe() if tool["name"] in text]
     assert {"memory_recall", "memory_remember", "extraction_done", "prediction_update"} <= set(
         named

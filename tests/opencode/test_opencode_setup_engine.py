@@ -13,6 +13,7 @@ from pathlib import Path
 import attrs
 import pytest
 from thatch import testing
+from thatch.agent_instructions import BRIEFING
 from thatch.plugin.setup import SetupContext
 from thatch.setup import engine
 from thatch.testing import check_golden, tree
@@ -142,7 +143,7 @@ def test_a_global_setup_writes_the_golden_files(
     folder = user_home / ".config" / "opencode"
     config = (folder / "opencode.json").read_text().replace(str(user_home), "<home>")
     golden("global/opencode.json", config)
-    assert (folder / "thatch-instructions.md").read_text() == instructions_text()
+    assert (folder / "thatch-instructions.md").read_text() == instructions_text(BRIEFING)
     assert (folder / "plugins" / "thatch.js").read_text() == render(
         ("/opt/thatch tools/bin/thatch",), {}
     )

@@ -11,6 +11,7 @@ from pathlib import Path
 from test_opencode_jsplugin import DRIVER, drive, fake_thatch, records, write_plugin
 from thatch.agent_instructions import TOOLS
 from thatch.plugin.setup import SetupContext
+from thatch.testing import BRIEFING as CORE_BRIEFING
 from thatch.testing import plan_set_up, set_up, tear_down
 from thatch.workflows import NAMES
 from thatch_opencode.instructions import instructions_text
@@ -93,9 +94,9 @@ def test_uc014_the_agents_and_instructions_name_every_tool_with_its_prefix(
         if change.path.parent.name == "agents"
     ]
     assert len(agents) == len(NAMES)
-    for text in [*agents, instructions_text()]:
+    for text in [*agents, instructions_text(CORE_BRIEFING)]:
         assert bare_tools(text) == []
-    assert "`thatch-fact-extractor`" in instructions_text()
+    assert "`thatch-fact-extractor`" in instructions_text(CORE_BRIEFING)
 
 
 # -- UC-013: compaction keeps the briefing -----------------------------------------------

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from thatch.paths import Paths
+from thatch.plugin import LoggedPrediction
 from thatch.plugin.config import Config
 from thatch.plugin.errors import ArchivedMemoryError, StorageError
 from thatch.plugin.records import NewMemory, Scope
@@ -97,14 +98,14 @@ def test_memory_map_size_comes_from_the_config(tmp_path: Path) -> None:
     from thatch.plugin.config import Config
     from thatch.plugin.errors import ConfigError
     from thatch_sqlite.connect import DEFAULT_MMAP_BYTES
-    from thatch_sqlite.plugin import thatch_storage
+    from thatch_sqlite.plugin import thatch_memory_storage
 
     home = tmp_path / "home"
     (home / "config").mkdir(parents=True)
     config_file = home / "config" / "config.toml"
     for text, expected in (("", DEFAULT_MMAP_BYTES), ("[storage]\nmmap_mb = 0\n", 0)):
         config_file.write_text(text)
-        opened = thatch_storage(Config.load(home, environ={}))
+        opened = thatch_memory_storage(Config.load(home, environ={}))
         assert opened is not None
         try:
             assert pragma(opened, "mmap_size") == expected  # type: ignore[arg-type]
@@ -112,7 +113,7 @@ def test_memory_map_size_comes_from_the_config(tmp_path: Path) -> None:
             opened.close()
     config_file.write_text('[storage]\nmmap_mb = "lots"\n')
     with pytest.raises(ConfigError, match=r"storage\.mmap_mb = 'lots'"):
-        thatch_storage(Config.load(home, environ={}))
+        thatch_memory_storage(Config.load(home, environ={}))
 
 
 def test_file_is_private_and_folders_are_created(storage: SQLiteStorage, db_path: Path) -> None:
@@ -556,7 +557,7 @@ def test_a_v1_database_migrates_to_the_current_schema(db_path: Path) -> None:
         conn.close()
 
     with SQLiteStorage(db_path) as storage:
-        assert pragma(storage, "user_version") == SCHEMA_VERSION == 3
+        assert pragma(storage, "user_version") == SCHEMA_VERSION == 4
         [memory] = storage.list_memories()
         assert (memory.label, memory.content) == ("old", "kept content")
         assert [h.id for h in storage.vector_search(unit(1), "m", Scope((STORE,)), 5)] == [
@@ -568,9 +569,14 @@ def test_a_v1_database_migrates_to_the_current_schema(db_path: Path) -> None:
         assert storage.link(matcher.id, prediction.id)
         _confirm(storage, prediction.id)
         assert [h.id for h in storage.nearest_matchers(unit(2), "m", [STORE], 5)] == [matcher.id]
+        entry = LoggedPrediction.shown(
+            "s1", "Prediction: statement", datetime(2025, 3, 1, tzinfo=UTC)
+        )
+        assert storage.record_prediction(entry) == (entry, True)
         assert storage.integrity_problems() == []
     with SQLiteStorage(db_path) as again:
         assert len(again.list_predictions()) == 1
+        assert again.list_prediction_entries() == [entry]
         assert again.integrity_problems() == []
 
 
@@ -690,14 +696,21 @@ def test_integrity_check_finds_a_dangling_edge(db_path: Path, storage: SQLiteSto
 # -- the plugin -------------------------------------------------------------------
 
 
-def test_the_hook_answers_only_for_sqlite(tmp_path: Path) -> None:
+PART_HOOKS = {
+    "memories": plugin.thatch_memory_storage,
+    "decisions": plugin.thatch_decision_storage,
+    "predictions": plugin.thatch_prediction_storage,
+}
+
+
+def test_the_hooks_answer_only_for_sqlite(tmp_path: Path) -> None:
     paths = Paths.under_home(tmp_path)
     other = Config(paths=paths, db_path=tmp_path / "x.db", storage_backend="postgres")
-    assert plugin.thatch_storage(other) is None
+    assert [hook(other) for hook in PART_HOOKS.values()] == [None, None, None]
     assert not (tmp_path / "x.db").exists()
 
     config = Config(paths=paths, db_path=tmp_path / "x.db", storage_backend="sqlite")
-    storage = plugin.thatch_storage(config)
+    storage = plugin.thatch_memory_storage(config)
     try:
         assert isinstance(storage, SQLiteStorage)
         assert storage.path == tmp_path / "x.db"
@@ -706,12 +719,53 @@ def test_the_hook_answers_only_for_sqlite(tmp_path: Path) -> None:
         storage.close()
 
 
+@pytest.mark.parametrize("part", sorted(PART_HOOKS))
+def test_each_hook_answers_for_its_own_part(tmp_path: Path, part: str) -> None:
+    paths = Paths.under_home(tmp_path)
+    config = Config(
+        paths=paths,
+        db_path=tmp_path / "x.db",
+        storage_backend="postgres",
+        storage_parts={part: "sqlite"},  # type: ignore[dict-item]
+    )
+    opened = {name: hook(config) for name, hook in PART_HOOKS.items()}
+    storage = opened.pop(part)
+    try:
+        assert isinstance(storage, SQLiteStorage)
+        assert list(opened.values()) == [None, None]
+    finally:
+        assert storage is not None
+        storage.close()
+
+
+def test_one_config_gets_one_object_for_every_part(tmp_path: Path) -> None:
+    config = Config(paths=Paths.under_home(tmp_path), db_path=tmp_path / "x.db")
+    memories = plugin.thatch_memory_storage(config)
+    assert plugin.thatch_decision_storage(config) is memories
+    assert plugin.thatch_prediction_storage(config) is memories
+    other = Config(paths=Paths.under_home(tmp_path), db_path=tmp_path / "x.db")
+    apart = plugin.thatch_memory_storage(other)
+    assert apart is not memories
+    assert memories is not None
+    assert apart is not None
+    memories.close()
+    apart.close()
+    # Closed, it is not handed out again: the next use opens the file anew.
+    reopened = plugin.thatch_decision_storage(config)
+    assert reopened is not memories
+    assert reopened is not None
+    assert not reopened.closed
+    reopened.close()
+
+
 def test_the_plugin_manager_finds_the_backend(tmp_path: Path) -> None:
     manager, _origins = create_manager(PluginSelection(allowed=frozenset({"sqlite"})))
     config = Config(paths=Paths.under_home(tmp_path), db_path=tmp_path / "via-hook.db")
-    storage = manager.hook.thatch_storage(config=config)
+    storage = manager.hook.thatch_memory_storage(config=config)
     try:
         assert isinstance(storage, SQLiteStorage)
+        assert manager.hook.thatch_decision_storage(config=config) is storage
+        assert manager.hook.thatch_prediction_storage(config=config) is storage
     finally:
         storage.close()
 

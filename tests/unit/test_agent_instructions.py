@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from thatch import agent_instructions
 from thatch.agent_instructions import (
+    BRIEFING,
     POINTER,
     TOOLS,
     decision_model,
@@ -13,7 +14,11 @@ from thatch.agent_instructions import (
     server_instructions,
 )
 from thatch.decisions.nudge import HEADER, UNTESTED
+from thatch.plugin.config import Config
+from thatch.plugin.setup import Briefing
+from thatch.plugins import Plugins
 from thatch.tools import ToolRegistry
+from thatch.workflows import workflows
 
 
 def test_every_tool_the_text_names_exists() -> None:
@@ -76,5 +81,13 @@ def test_lines_are_refilled_after_the_prefix(prefix: str) -> None:
 def test_the_server_sends_the_text_unless_the_harness_file_has_it(
     harness: str | None, scope: str | None, pointer: bool
 ) -> None:
+    installed = Plugins.load(Config.load(None, environ={})).harnesses()
+    file_scopes = installed[harness].instruction_scopes if harness else frozenset()
     expected = POINTER if pointer else instructions()
-    assert server_instructions(harness, scope) == expected
+    assert server_instructions(scope, file_scopes) == expected
+
+
+def test_the_briefing_setup_hands_harnesses_is_the_instructions_and_workflows() -> None:
+    assert BRIEFING.instructions("thatch_", level=2) == instructions("thatch_", level=2)
+    assert BRIEFING.workflows("thatch_", "agent") == workflows("thatch_", "agent")
+    assert isinstance(BRIEFING, Briefing)

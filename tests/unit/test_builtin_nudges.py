@@ -5,12 +5,13 @@ from __future__ import annotations
 import importlib
 import subprocess
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import attrs
 import pluggy
 import pytest
 import thatch_sqlite.plugin
@@ -28,6 +29,7 @@ from thatch.nudges.reminder import session_reminder
 from thatch.plugin import specs as hookspecs
 from thatch.plugin.config import Config
 from thatch.plugin.events import Event
+from thatch.plugin.harness import Harness, HarnessBase
 from thatch.plugin.nudge import Nudge
 from thatch.runtime import RuntimeSettings
 from thatch.sessions.store import SessionStore
@@ -67,12 +69,15 @@ def sessions(tmp_path: Path) -> Iterator[SessionStore]:
     store.close()
 
 
-def _app(th: Thatch, sessions: SessionStore, **settings: Any) -> SimpleNamespace:
-    """The parts of thatch.runtime.Runtime the nudge sources use."""
+def _app(
+    th: Thatch, sessions: SessionStore, *harness_plugins: object, **settings: Any
+) -> SimpleNamespace:
+    """The parts of thatch.runtime.Runtime the nudge sources use (``harness_plugins``: none)."""
     return SimpleNamespace(
         settings=RuntimeSettings(**settings),
         sessions=sessions,
         project=lambda cwd, env=None: th,
+        plugins=plugins_with(*harness_plugins),
     )
 
 
@@ -211,10 +216,10 @@ def test_decision_nudge_shows_the_block_and_logs_the_fire_when_delivered(
     assert 'When writing a parser: you may prefer "handle errors first"' in nudge.text
     assert "issue number" not in nudge.text
     # The fire is logged only once the nudge is delivered.
-    assert th.storage.fires() == []
+    assert th.decision_storage.fires() == []
     assert nudge.on_delivered is not None
     nudge.on_delivered()
-    fires = th.storage.fires()
+    fires = th.decision_storage.fires()
     assert [(fire.session, fire.prediction_id) for fire in fires] == [
         ("s1", th.decisions.list()[0].id)
     ]
@@ -242,6 +247,21 @@ def test_save_reminder_is_offered_on_prompts_only(th: Thatch, sessions: SessionS
     assert "memory_remember" in nudge.text
     start = Event(kind="session_start", harness="claude", session_id="s1")
     assert reminder_source.thatch_nudges(start, app) == []
+
+
+def test_the_save_reminder_names_the_tools_as_the_events_harness_shows_them(
+    th: Thatch, sessions: SessionStore
+) -> None:
+    import thatch_opencode.plugin
+
+    app = _app(th, sessions, thatch_opencode.plugin)
+    opencode = attrs.evolve(_prompt("hi"), harness="opencode")
+    (nudge,) = reminder_source.thatch_nudges(opencode, app)
+    assert "thatch_memory_remember" in nudge.text
+    # A harness no plugin serves gets the bare names.
+    (bare,) = reminder_source.thatch_nudges(_prompt("hi"), app)
+    assert "thatch_memory_remember" not in bare.text
+    assert "memory_remember" in bare.text
 
 
 def test_all_sources_compose_within_the_budget(th: Thatch, sessions: SessionStore) -> None:
@@ -326,22 +346,31 @@ def test_session_reminder_stays_short_with_long_store_names(
 
 
 # -- delivery and registration ------------------------------------------------------
+class _Custom(HarnessBase):
+    name = "custom"
+
+    def deliver(self, nudges: Sequence[Nudge], event: Event) -> str:
+        return f"custom:{len(nudges)}"
+
+
 class _HarnessPlugin:
     @hookimpl
-    def thatch_deliver(self, nudges: list[Nudge], event: Event, harness: str) -> str | None:
-        return f"custom:{len(nudges)}" if harness == "custom" else None
+    def thatch_harnesses(self) -> list[Harness]:
+        return [_Custom()]
 
 
-def test_builtins_register_and_plain_delivery_is_the_fallback() -> None:
+def test_builtins_register_and_only_harnesses_format_the_output() -> None:
     manager = pluggy.PluginManager(hookspecs.PROJECT)
     manager.add_hookspecs(hookspecs)
     for name, module in BUILTIN_PLUGINS.items():
         if name == "extraction-nudge":
             continue  # written separately
         manager.register(importlib.import_module(module), name=name)
-    manager.register(_HarnessPlugin(), name="harness")
     manager.check_pending()
+    # Core's builtins serve no harness: no format of core's own answers anyone.
+    assert [harness for found in manager.hook.thatch_harnesses() for harness in found] == []
+    manager.register(_HarnessPlugin(), name="harness")
     nudges = [Nudge(source="a", text="one"), Nudge(source="b", text="two")]
-    event = _prompt("x")
-    assert manager.hook.thatch_deliver(nudges=nudges, event=event, harness="claude") == "one\n\ntwo"
-    assert manager.hook.thatch_deliver(nudges=nudges, event=event, harness="custom") == "custom:2"
+    (found,) = manager.hook.thatch_harnesses()
+    (custom,) = found
+    assert custom.deliver(nudges, _prompt("x")) == "custom:2"

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 from thatch.paths import Paths
-from thatch.plugin.config import DEFAULT_MODEL, Config
+from thatch.plugin.config import DEFAULT_MODEL, STORAGE_PARTS, Config
 from thatch.plugin.errors import ConfigError
 
 
@@ -71,6 +71,10 @@ def test_bad_prediction_threshold_variable(tmp_path: Path) -> None:
         ('plugins = "x"\n', "[plugins] must be a table"),
         ("[plugins]\nblocked = 3\n", "blocked must be a list"),
         ("[thresholds]\nrecall = 7\n", "thresholds.recall = 7 is not a cosine"),
+        ("[storage]\nbackend = 3\n", "storage.backend = 3 is not a backend name; name the"),
+        ("[storage]\nmemories = ''\n", 'e.g. memories = "sqlite"'),
+        ("[storage]\ndecisions = ['sqlite']\n", "storage.decisions = ['sqlite'] is not"),
+        ("[storage]\npredictions = true\n", "storage.predictions = True is not"),
     ],
 )
 def test_bad_config_names_file_and_fix(tmp_path: Path, text: str, fragment: str) -> None:
@@ -81,3 +85,25 @@ def test_bad_config_names_file_and_fix(tmp_path: Path, text: str, fragment: str)
         Config.load(tmp_path, environ={})
     assert fragment in str(caught.value)
     assert str(config_file) in str(caught.value)
+
+
+def test_every_storage_part_uses_the_backend_unless_it_names_its_own(tmp_path: Path) -> None:
+    assert [Config.load(tmp_path, environ={}).backend_for(p) for p in STORAGE_PARTS] == [
+        "sqlite"
+    ] * 3
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "config.toml").write_text(
+        '[storage]\nbackend = "postgres"\npredictions = " sqlite "\n'
+    )
+    config = Config.load(tmp_path, environ={})
+    assert config.storage_backend == "postgres"
+    assert {part: config.backend_for(part) for part in STORAGE_PARTS} == {
+        "memories": "postgres",
+        "decisions": "postgres",
+        "predictions": "sqlite",
+    }
+
+
+def test_backend_for_names_the_parts_when_asked_for_another(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="the parts are: memories, decisions, predictions"):
+        Config.load(tmp_path, environ={}).backend_for("vectors")  # type: ignore[arg-type]

@@ -21,6 +21,7 @@ import attrs
 import platformdirs
 import pytest
 import thatch
+import thatch_claude.plugin
 import thatch_sqlite.plugin
 from thatch import rundir, wire
 from thatch.daemon import lifecycle, lock
@@ -153,7 +154,7 @@ def test_the_live_answer_and_the_replay_of_one_event_record_it_once(
     from daemon_hooks import payload, request
     from thatch.daemon.hook_events import handle_hook
 
-    app = runtimes()
+    app = runtimes(thatch_claude.plugin)
     sent = request("flush-tools", payload("user_prompt_submit", tmp_path, session="s-once"))
     put(tmp_path / "spool", sent["event_id"], 1, wire.encode(sent))
     handle_hook(app, sent)
@@ -197,7 +198,7 @@ def test_a_spooled_batch_with_a_lone_surrogate_is_replayed_whole(
 ) -> None:
     from thatch.daemon.hook_events import handle_hook
 
-    app = runtimes()
+    app = runtimes(thatch_claude.plugin)
     sent = batch_request(tmp_path, "s-cut")
     put(tmp_path / "spool", sent["event_id"], 1, encode(sent))
     spool = Spool(str(tmp_path / "spool"))
@@ -297,7 +298,7 @@ def test_a_file_another_daemon_took_but_could_not_remove_is_recorded_once(
     from daemon_hooks import payload, request
     from thatch.daemon.hook_events import handle_hook
 
-    app = runtimes()
+    app = runtimes(thatch_claude.plugin)
     sent = request("flush-tools", payload("user_prompt_submit", tmp_path, session="s-stuck"))
     put(tmp_path / "spool", sent["event_id"], 1, wire.encode(sent))
     # The first daemon took the event, then could not remove the file and stopped.
@@ -462,7 +463,9 @@ class Served:
 @pytest.fixture
 def served(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Served]:
     monkeypatch.chdir(tmp_path)
-    app = Runtime(Config.load(home, environ={}), plugins_with(thatch_sqlite.plugin))
+    app = Runtime(
+        Config.load(home, environ={}), plugins_with(thatch_sqlite.plugin, thatch_claude.plugin)
+    )
     stops: list[bool] = []
     handlers = Handlers(
         app, stop=lambda: stops.append(True), spool_backlog=lambda: 4, spool_failed=lambda: 2
@@ -913,3 +916,45 @@ def test_platformdirs_and_the_standard_library_twin_place_every_folder_alike(
             monkeypatch.delenv(variable, raising=False)
     # os.environ itself: platformdirs; a copy of it: the twin the hook commands use.
     assert Paths.for_user() == Paths.for_user(dict(os.environ))
+
+
+# -- plugins told of the start and the stop ----------------------------------------
+def test_a_lifecycle_hook_that_returns_in_time_is_waited_for() -> None:
+    seen: list[object] = []
+    app: Any = object()
+    assert lifecycle.tell_plugins("thatch_daemon_started", seen.append, app, seconds=5) is True
+    assert seen == [app]
+
+
+def test_a_lifecycle_hook_that_hangs_is_left_behind_after_its_bound(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    release = threading.Event()
+    began = time.monotonic()
+    with caplog.at_level(logging.WARNING, logger="thatch"):
+        waited = lifecycle.tell_plugins(
+            "thatch_daemon_stopping", lambda app: release.wait(), object(), seconds=0.2
+        )
+    release.set()
+    assert waited is False
+    assert time.monotonic() - began < 2
+    assert "thatch_daemon_stopping still runs after 0.2 s" in caplog.text
+
+
+def test_what_escapes_a_lifecycle_hook_is_logged_not_raised(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    def wrapper_failed(app: object) -> None:
+        raise RuntimeError("a wrapper broke")
+
+    with caplog.at_level(logging.ERROR, logger="thatch"):
+        assert lifecycle.tell_plugins("thatch_daemon_started", wrapper_failed, object()) is True
+    assert "thatch_daemon_started failed" in caplog.text
+    assert "a wrapper broke" in caplog.text
+
+
+def test_the_bound_on_lifecycle_hooks_is_within_what_a_stop_waits() -> None:
+    from thatch.daemon.client import TERM_GRACE_SECONDS
+
+    # `thatch daemon stop` signals a daemon that has not exited after its grace.
+    assert lifecycle.PLUGIN_HOOK_SECONDS < TERM_GRACE_SECONDS

@@ -14,6 +14,7 @@ import pytest
 import thatch
 from fake_daemon import FakeDaemon
 from thatch import hookimpl, rundir
+from thatch.agent_instructions import BRIEFING
 from thatch.doctor import Check, run_checks
 from thatch.testing import WordHashEmbedder
 
@@ -354,6 +355,7 @@ def test_claude_config_dir_is_where_doctor_looks_for_claude_code(
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config))
     monkeypatch.setenv("THATCH_LOAD_PLUGINS", "sqlite,claude")
     context = SetupContext(
+        briefing=BRIEFING,
         scope="global",
         project=None,
         user_home=user_home,

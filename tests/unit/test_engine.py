@@ -106,7 +106,7 @@ def test_reembed_moves_memories_to_the_current_model(tmp_path: Path) -> None:
         assert new.recall("alpha") == []  # vectors of another model are never compared
         assert new.decisions.query("writing a parser", stores=["global"]) == []
         assert new.reembed() == 4  # two memories, one matcher, one prediction
-        assert new.storage.models_in_use() == {"test/new": 2}
+        assert new.memory_storage.models_in_use() == {"test/new": 2}
         assert new.recall("alpha")[0].memory.label == "a"
         fired = new.decisions.query("writing a parser", stores=["global"])
         assert [hit.prediction.statement for hit in fired] == ["handle errors first"]
@@ -173,7 +173,7 @@ def test_remember_many_reports_after_commit(th: Thatch) -> None:
 
     def on_saved(result: object) -> None:
         label = result.memory.label  # type: ignore[attr-defined]
-        assert th.storage.get_memory("global", label) is not None
+        assert th.memory_storage.get_memory("global", label) is not None
         seen.append(label)
 
     items = [MemoryInput(label=f"m{n}", content=f"fact {n}", store="global") for n in range(70)]

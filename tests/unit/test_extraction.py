@@ -11,7 +11,11 @@ import json
 import re
 from pathlib import Path
 
+import attrs
 import pytest
+import thatch_claude.plugin
+import thatch_cursor.plugin
+import thatch_opencode.plugin
 from thatch.extraction import (
     THATCH_TOOL_NAMES,
     interactions_from,
@@ -20,11 +24,17 @@ from thatch.extraction import (
     truncate,
 )
 from thatch.plugin.events import Event, ToolCall
+from thatch.testing import plugins_with
 
 AWS_KEY_ID = "AK" + "IA" + "".join(itertools.islice(itertools.cycle("Q3Z7ABCDEFGH"), 16))
 GITHUB_TOKEN = "gh" + "p_" + "".join(itertools.islice(itertools.cycle("a1B2c3D4e5F6"), 36))
 
 _CUT = re.compile(r"\[\.\.\. ([\d,]+) characters cut \.\.\.\]")
+
+
+#: The shipped harnesses, as the daemon finds them (the extraction asks the event's).
+SHIPPED = plugins_with(thatch_claude.plugin, thatch_cursor.plugin, thatch_opencode.plugin)
+CLAUDE = SHIPPED.harness("claude")
 
 
 def tool_event(*tool_calls: ToolCall) -> Event:
@@ -40,27 +50,52 @@ def cut_count(text: str) -> int:
 # -- own tools ---------------------------------------------------------------------
 
 
+#: How each harness's events spell thatch's tools (Cursor also runs Claude Code's hooks).
+SPELLINGS = [
+    *(("claude", s) for s in ("{}", "mcp__thatch__{}", "MCP:{}", "MCP:mcp__thatch__{}")),
+    *(("cursor", s) for s in ("{}", "MCP:{}", "MCP: {}", "MCP:mcp__thatch__{}")),
+    *(("opencode", s) for s in ("{}", "thatch_{}")),
+]
+
+
 @pytest.mark.parametrize("tool", THATCH_TOOL_NAMES)
-@pytest.mark.parametrize(
-    "spelling", ["{}", "mcp__thatch__{}", "thatch_{}", "MCP:{}", "MCP:mcp__thatch__{}"]
-)
-def test_every_harness_spelling_of_an_own_tool_is_excluded(tool: str, spelling: str) -> None:
+@pytest.mark.parametrize(("harness", "spelling"), SPELLINGS)
+def test_every_harness_spelling_of_an_own_tool_is_excluded(
+    tool: str, harness: str, spelling: str
+) -> None:
     name = spelling.format(tool)
-    assert is_thatch_tool(name)
-    assert interactions_from(tool_event(ToolCall(name=name, input={}, response="ok"))) == []
+    assert is_thatch_tool(name, SHIPPED.harness(harness))
+    event = attrs.evolve(tool_event(ToolCall(name=name, input={}, response="ok")), harness=harness)
+    assert interactions_from(event, SHIPPED.harness(harness)) == []
 
 
 def test_plugin_tools_of_the_thatch_server_are_excluded() -> None:
-    assert is_thatch_tool("mcp__thatch__tickets_sync")
-    assert is_thatch_tool("thatch_tickets_sync")
+    assert is_thatch_tool("mcp__thatch__tickets_sync", CLAUDE)
+    assert is_thatch_tool("MCP:mcp__thatch__tickets_sync", SHIPPED.harness("cursor"))
+    assert is_thatch_tool("thatch_tickets_sync", SHIPPED.harness("opencode"))
 
 
+@pytest.mark.parametrize("harness", ["claude", "cursor", "opencode", None])
 @pytest.mark.parametrize(
     "name", ["Bash", "Read", "mcp__github__create_issue", "MCP:create_issue", "memory", "recall"]
 )
-def test_other_tools_are_kept(name: str) -> None:
-    assert not is_thatch_tool(name)
-    assert len(interactions_from(tool_event(ToolCall(name=name, input="x")))) == 1
+def test_other_tools_are_kept(harness: str | None, name: str) -> None:
+    chosen = SHIPPED.harness(harness) if harness else None
+    assert not is_thatch_tool(name, chosen)
+    assert len(interactions_from(tool_event(ToolCall(name=name, input="x")), chosen)) == 1
+
+
+@pytest.mark.parametrize("tool", THATCH_TOOL_NAMES)
+def test_a_harness_no_plugin_serves_is_known_by_the_bare_names_only(tool: str) -> None:
+    assert is_thatch_tool(tool)
+    assert not is_thatch_tool(f"mcp__thatch__{tool}")
+    assert not is_thatch_tool(f"MCP:{tool}")
+
+
+def test_each_harness_says_its_own_prefixes() -> None:
+    # opencode's server prefix is not Claude Code's: a Claude tool so named is the user's.
+    assert not is_thatch_tool("thatch_tickets_sync", CLAUDE)
+    assert not is_thatch_tool("mcp__thatch__tickets_sync", SHIPPED.harness("opencode"))
 
 
 def test_own_tools_are_dropped_and_the_rest_keep_their_order() -> None:
@@ -69,7 +104,7 @@ def test_own_tools_are_dropped_and_the_rest_keep_their_order() -> None:
         ToolCall(name="mcp__thatch__memory_remember", input={"content": "x"}, response="ok"),
         ToolCall(name="Edit", input={"file_path": "a.py"}, response=None, failed=True),
     )
-    first, second = interactions_from(event)
+    first, second = interactions_from(event, CLAUDE)
     assert (first.tool_name, first.call_id, first.failed) == ("Bash", "t1", False)
     assert (second.tool_name, second.call_id, second.failed) == ("Edit", None, True)
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, cast
 
 import pluggy
 import pytest
+import thatch_claude.plugin
 from framed import data_lines
 from thatch.builtin import extraction as plugin
 from thatch.extraction import (
@@ -23,6 +24,7 @@ from thatch.plugin import specs as hookspecs
 from thatch.plugin.events import Event, ToolCall
 from thatch.plugin.nudge import Nudge
 from thatch.sessions import Interaction, SessionStore
+from thatch.testing import plugins_with
 
 if TYPE_CHECKING:
     from thatch.runtime import Runtime
@@ -207,8 +209,15 @@ def store(tmp_path: Path) -> Iterator[SessionStore]:
 
 
 def make_app(store: SessionStore, budget: int = 2000) -> Runtime:
-    """A stand-in for the daemon's runtime: the session store and the budget."""
-    return cast("Runtime", SimpleNamespace(sessions=store, settings=SimpleNamespace(budget=budget)))
+    """A stand-in for the daemon's runtime: the session store, the budget, Claude's harness."""
+    return cast(
+        "Runtime",
+        SimpleNamespace(
+            sessions=store,
+            settings=SimpleNamespace(budget=budget),
+            plugins=plugins_with(thatch_claude.plugin),
+        ),
+    )
 
 
 def offer(event: Event, app: Runtime) -> list[Nudge]:
@@ -239,7 +248,8 @@ def prompt(store: SessionStore, session: str = SESSION) -> Event:
 
 def queue(store: SessionStore, session: str, *names: str) -> None:
     event = tool_batch(session, *names)
-    assert store.record(event, interactions_from(event))
+    claude = plugins_with(thatch_claude.plugin).harness("claude")
+    assert store.record(event, interactions_from(event, claude))
 
 
 def level(store: SessionStore, session: str = SESSION) -> int:

@@ -15,7 +15,6 @@ import pytest
 from daemon_hooks import (
     EXTRACTION_MARK,
     SESSION,
-    TEST_HARNESS,
     Broken,
     HarnessPlugin,
     RuntimeFactory,
@@ -29,7 +28,6 @@ from daemon_hooks import (
     request,
 )
 from framed import nonces
-from thatch import hookimpl
 from thatch.daemon.hook_events import handle_hook
 from thatch.decisions.nudge import HEADER as DECISION_HEADER
 from thatch.nudges.recall import HEADER as RECALL_HEADER
@@ -40,8 +38,10 @@ from thatch.testing import EventRecorder
 
 @pytest.fixture
 def make_app(runtimes: RuntimeFactory, workdir: Path) -> RuntimeFactory:
-    """Build the daemon's runtime: sqlite, the builtins, a test harness and ``extra`` plugins."""
-    return partial(runtimes, HarnessPlugin())
+    """Build the daemon's runtime: sqlite, the builtins, Claude, a test harness and ``extra``."""
+    import thatch_claude.plugin
+
+    return partial(runtimes, thatch_claude.plugin, HarnessPlugin())
 
 
 @pytest.fixture
@@ -195,18 +195,11 @@ def test_a_harness_prompt_is_answered_through_its_event(app: Runtime, workdir: P
     assert EXTRACTION_MARK in text
 
 
-class StartOnlyContext:
-    """Says the test harness reads context only from what its session starts print."""
-
-    @hookimpl
-    def thatch_context_kinds(self, harness: str) -> set[str] | None:
-        return {"session_start"} if harness == TEST_HARNESS else None
-
-
 def test_a_harness_without_prompt_context_gets_the_nudges_at_its_next_start(
-    make_app: RuntimeFactory, workdir: Path
+    runtimes: RuntimeFactory, workdir: Path
 ) -> None:
-    app = make_app(StartOnlyContext())
+    # The test harness reads context only from what its session starts print.
+    app = runtimes(HarnessPlugin(context_kinds=frozenset({"session_start"})))
     th = app.thatch
     th.remember("tabs", "The user indents Python code with tabs", store="global")
     asked = harness_request("prompt", prompt="how should I indent this python code?")
@@ -301,12 +294,36 @@ def test_flush_predictions_gives_only_the_decision_block(app: Runtime, workdir: 
     assert len(lines) == 2
     assert lines[1].endswith('When writing a parser: you may prefer "handle errors first"')
     assert level(app) == 0  # the extraction nudge was not offered
-    (fire,) = th.storage.fires()
+    (fire,) = th.decision_storage.fires()
     assert fire.session == SESSION
 
     everything = prompt(app, workdir, text)
     for part in (EXTRACTION_MARK, RECALL_HEADER, DECISION_HEADER):
         assert part in everything
+
+
+def test_blocking_the_decision_nudge_silences_flush_predictions_too(
+    home: Path, workdir: Path
+) -> None:
+    import importlib
+
+    import thatch_claude.plugin
+    import thatch_sqlite.plugin
+    from thatch.builtin import BUILTIN_PLUGINS
+    from thatch.testing import make_runtime
+
+    # As `[plugins] blocked = ["decision-nudge"]` has it: every builtin but that one.
+    kept = [importlib.import_module(m) for n, m in BUILTIN_PLUGINS.items() if n != "decision-nudge"]
+    app = make_runtime(home, thatch_sqlite.plugin, *kept, thatch_claude.plugin, builtins=False)
+    try:
+        app.thatch.decisions.update("writing a parser", "handle errors first", "create")
+        text = "writing a parser for toml"
+        assert prompt(app, workdir, text, command="flush-predictions") == ""
+        assert app.thatch.decision_storage.fires() == []
+        # The other nudge sources still answer the prompt hook.
+        assert DECISION_HEADER not in prompt(app, workdir, text)
+    finally:
+        app.close()
 
 
 def test_flush_predictions_without_a_model_prints_nothing(app: Runtime, workdir: Path) -> None:
@@ -364,12 +381,12 @@ def test_shown_memories_and_fires_are_written_once_the_hook_is_answered(
     tabs = th.show("tabs", store="global")
     assert tabs.recall_count == 0
     assert app.sessions.shown_recently(SESSION, [tabs.id], 10) == set()
-    assert th.storage.fires() == []
+    assert th.decision_storage.fires() == []
 
     app.run_deferred()
     assert th.show("tabs", store="global").recall_count == 1
     assert app.sessions.shown_recently(SESSION, [tabs.id], 10) == {tabs.id}
-    assert [fire.session for fire in th.storage.fires()] == [SESSION]
+    assert [fire.session for fire in th.decision_storage.fires()] == [SESSION]
     app.run_deferred()  # done once
     assert th.show("tabs", store="global").recall_count == 1
 
@@ -381,7 +398,7 @@ def test_a_silenced_prompt_shows_and_fires_nothing(app: Runtime, workdir: Path) 
     answer(app, harness_request("compact"))
     assert prompt(app, workdir, "indent python while writing a parser") == ""
     assert th.show("tabs", store="global").recall_count == 0
-    assert th.storage.fires() == []
+    assert th.decision_storage.fires() == []
 
 
 # -- what goes wrong -------------------------------------------------------------

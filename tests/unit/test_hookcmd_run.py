@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 import thatch
-from fake_daemon import FakeDaemon, Responder
+from fake_daemon import FakeDaemon, Responder, write_hook_table
 from thatch import reminder_text, rundir, wire
 from thatch.hookcmd import HookArgs, autostart, backstop, cap, command, spool
 from thatch.hookcmd.command import run_hook
@@ -36,6 +36,8 @@ class Harness:
     def __init__(self, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         self.home = home
         self.located = rundir.locate({}, home=str(home))
+        # As after `thatch setup` or a daemon start: the hook knows the harnesses.
+        self.table = write_hook_table(home)
         self.env: dict[str, str] = {"THATCH_HOME": str(home)}
         self.spawned: list[tuple[list[str], dict[str, str]]] = []
         self.daemons: list[FakeDaemon] = []
@@ -326,7 +328,7 @@ def test_anything_raised_still_exits_0_and_spools(
 
 def test_an_unwritable_spool_is_logged_as_lost(harness: Harness) -> None:
     state = Path(harness.located.state_dir)
-    state.mkdir(parents=True)
+    state.mkdir(parents=True, exist_ok=True)  # the hook table may be there
     (state / "spool").write_text("a file where the folder should be")
     harness.env[autostart.NO_AUTOSTART_VAR] = "1"
     assert harness.run(HookArgs("buffer-tool")) == ""
@@ -473,6 +475,48 @@ def test_no_daemon_events_nobody_reads_spool_and_leave_at_once(
     time.sleep(0.5)  # the daemon comes up after the hook is gone
     (fake,) = started
     assert fake.requests == []
+
+
+# -- without the hook table ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("args", PROMPTS_AND_STARTS[:2], ids=repr)
+def test_without_a_hook_table_a_cold_daemon_is_not_waited_for_and_nothing_printed(
+    harness: Harness, args: HookArgs
+) -> None:
+    harness.table.unlink()
+    started = harness.daemon_later(0.3, echo)
+    assert harness.run(args) == ""
+    # The event is kept and a daemon started, which writes the table for later hooks.
+    (spooled,) = harness.spooled()
+    assert spooled["payload"] == {"session_id": "s1"}
+    assert "warming_notice" not in spooled
+    assert len(harness.spawned) == 1
+    (line,) = harness.log_lines()
+    assert "no hook table" in line
+    assert "thatch setup" in line
+    time.sleep(0.5)
+    (fake,) = started
+    assert fake.requests == []
+
+
+def test_without_a_hook_table_a_running_daemon_still_gets_the_event(harness: Harness) -> None:
+    harness.table.write_text("{not json")
+    fake = harness.daemon(echo)
+    harness.env["CLAUDE_PROJECT_DIR"] = "/p"
+    assert harness.run(HookArgs("flush-tools")) == "seen s1\n"
+    (request,) = fake.requests
+    # The harnesses' variables are in the table: core's alone are sent.
+    assert request["env"] == {}
+    assert harness.spooled() == []
+    assert harness.log_lines() == []
+
+
+def test_without_a_hook_table_a_hung_daemon_leaves_the_event_spooled(harness: Harness) -> None:
+    harness.table.unlink()
+    harness.daemon(lambda request: {"ok": False, "error": "storage is locked"})
+    assert harness.run(HookArgs("reminder")) == ""
+    assert len(harness.spooled()) == 1
 
 
 def test_a_daemon_that_never_comes_ends_the_wait_at_the_allowance(harness: Harness) -> None:
@@ -669,7 +713,7 @@ def test_an_unwritable_spool_is_not_logged_when_the_daemon_takes_the_event(
     harness: Harness,
 ) -> None:
     state = Path(harness.located.state_dir)
-    state.mkdir(parents=True)
+    state.mkdir(parents=True, exist_ok=True)  # the hook table may be there
     (state / "spool").write_text("a file where the folder should be")
     harness.daemon(echo)
     assert harness.run(HookArgs("buffer-tool")) == "seen s1\n"

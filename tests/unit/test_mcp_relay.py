@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_daemon import FakeDaemon
+from fake_daemon import FakeDaemon, write_hook_table
 from thatch import rundir, wire
 from thatch.hookcmd import autostart
 from thatch.mcp_relay.connect import Opener, Session, Unavailable
@@ -266,10 +266,16 @@ def opener(home: Path, environ: dict[str, str] | None = None) -> Opener:
 
 
 def test_the_opening_names_the_callers_folder_and_harness(home: Path) -> None:
+    write_hook_table(home)  # as after `thatch setup`: the harnesses' variables are known
     made = opener(home, {"CLAUDE_PROJECT_DIR": "/p", "THATCH_HARNESS": "claude", "PATH": "/b"})
-    assert made.message["op"] == "mcp"
-    assert made.message["cwd"] == str(home)
-    assert made.message["env"] == {"CLAUDE_PROJECT_DIR": "/p", "THATCH_HARNESS": "claude"}
+    assert made.message()["op"] == "mcp"
+    assert made.message()["cwd"] == str(home)
+    assert made.message()["env"] == {"CLAUDE_PROJECT_DIR": "/p", "THATCH_HARNESS": "claude"}
+
+
+def test_without_a_hook_table_the_opening_forwards_cores_variables_alone(home: Path) -> None:
+    made = opener(home, {"CLAUDE_PROJECT_DIR": "/p", "THATCH_HARNESS": "claude", "HOME": "/u"})
+    assert made.message()["env"] == {"THATCH_HARNESS": "claude", "HOME": "/u"}
 
 
 def test_an_outdated_daemon_is_waited_for_and_the_next_one_serves(home: Path) -> None:

@@ -1,8 +1,10 @@
-"""The nudges' texts: recall and decision-model blocks, cutting, delivery, the save reminder."""
+"""The nudges' texts: recall and decision-model blocks, cutting, plain text, the save reminder.
+
+Each harness's own output format is tested with its plugin (tests/claude, tests/cursor).
+"""
 
 from __future__ import annotations
 
-import json
 import random
 from datetime import UTC, datetime
 
@@ -11,13 +13,12 @@ from framed import NONCE, data_lines, memory_hit
 from thatch.decisions.engine import PredictionHit
 from thatch.decisions.nudge import HEADER as DECISION_HEADER
 from thatch.nudges.decisions import decision_nudge_from_hits
-from thatch.nudges.delivery import hook_json, plain
 from thatch.nudges.recall import HEADER as RECALL_HEADER
 from thatch.nudges.recall import recall_nudge
 from thatch.nudges.reminder import SAVE_REMINDER, save_reminder
 from thatch.nudges.text import ELLIPSIS, cut, fit_entries, one_line, take_lines
 from thatch.plugin.decisions import Matcher, Prediction
-from thatch.plugin.nudge import Nudge
+from thatch.plugin.nudge import Nudge, plain_text
 
 NOW = datetime(2026, 11, 30, tzinfo=UTC)
 
@@ -205,23 +206,11 @@ def test_a_lone_long_decision_line_is_cut_and_a_tiny_budget_gives_none() -> None
     assert decision_nudge_from_hits([], max_chars=2000) is None
 
 
-# -- delivery and the save reminder -------------------------------------------
+# -- plain text and the save reminder -----------------------------------------
 def test_plain_joins_texts_with_blank_lines() -> None:
     nudges = [Nudge(source="a", text="one"), Nudge(source="b", text="two\nlines")]
-    assert plain(nudges) == "one\n\ntwo\nlines"
-    assert plain([]) == ""
-
-
-def test_hook_json_is_what_claude_code_reads() -> None:
-    output = hook_json("remember … this", "UserPromptSubmit")
-    assert json.loads(output) == {
-        "hookSpecificOutput": {
-            "hookEventName": "UserPromptSubmit",
-            "additionalContext": "remember … this",
-        }
-    }
-    assert output.isascii()
-    assert hook_json("", "SessionStart") == ""
+    assert plain_text(nudges) == "one\n\ntwo\nlines"
+    assert plain_text([]) == ""
 
 
 @pytest.mark.parametrize("word", ["memory_remember"])
@@ -235,15 +224,20 @@ def test_save_reminder_is_one_tier_three_line(word: str) -> None:
 
 
 def test_the_reminders_name_the_tools_as_opencode_shows_them() -> None:
-    from thatch.reminder_text import SESSION_REMINDER_STATIC, named, tool_prefix
+    from thatch.reminder_text import SESSION_REMINDER_STATIC, named
+    from thatch_claude.harness import ClaudeHarness
+    from thatch_cursor.harness import CursorHarness
+    from thatch_opencode.harness import OpencodeHarness
 
-    prefix = tool_prefix("opencode")
+    prefix = OpencodeHarness.tool_prefix
     assert prefix == "thatch_"
     assert "thatch_memory_remember" in save_reminder(prefix).text
     opencode_session = named(SESSION_REMINDER_STATIC, prefix)
     for tool in ("memory_recall", "memory_remember", "extraction_done"):
         assert f"thatch_{tool}" in opencode_session
         assert f"thatch_thatch_{tool}" not in opencode_session
-    # Claude Code and Cursor show the bare names.
-    assert tool_prefix("claude") == tool_prefix("cursor") == tool_prefix(None) == ""
-    assert save_reminder(tool_prefix("claude")).text == SAVE_REMINDER
+    # Claude Code's and Cursor's agents find the tools by the bare names.
+    assert ClaudeHarness.tool_prefix == CursorHarness.tool_prefix == ""
+    assert save_reminder(ClaudeHarness.tool_prefix).text == SAVE_REMINDER
+    assert save_reminder().text == SAVE_REMINDER
+    assert named(SESSION_REMINDER_STATIC, "") == SESSION_REMINDER_STATIC

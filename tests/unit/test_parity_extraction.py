@@ -15,7 +15,11 @@ from typing import TYPE_CHECKING, Any, cast
 import attrs
 import pytest
 import thatch_claude.instructions
+import thatch_claude.plugin
+import thatch_cursor.plugin
+import thatch_opencode.plugin
 from recorded import recorded
+from thatch.agent_instructions import BRIEFING
 from thatch.builtin import extraction as plugin
 from thatch.extraction import (
     THATCH_WORKFLOWS,
@@ -25,8 +29,10 @@ from thatch.extraction import (
     is_thatch_workflow,
 )
 from thatch.plugin.events import Event, ToolCall
+from thatch.plugin.harness import Harness
 from thatch.sessions import Interaction, SessionStore
 from thatch.sessions.schema import MIGRATIONS
+from thatch.testing import plugins_with
 from thatch_opencode.events import parse_event as parse_opencode
 
 if TYPE_CHECKING:
@@ -45,8 +51,20 @@ def store(tmp_path: Path) -> Iterator[SessionStore]:
     opened.close()
 
 
+#: The shipped harnesses, as the daemon finds them (the extraction asks the event's).
+SHIPPED = plugins_with(thatch_claude.plugin, thatch_cursor.plugin, thatch_opencode.plugin)
+
+
+def harness(name: str | None) -> Harness | None:
+    """The shipped harness called ``name``; None for none or one no plugin serves."""
+    return SHIPPED.harness(name) if name else None
+
+
 def make_app(store: SessionStore, budget: int = 2000) -> Runtime:
-    return cast("Runtime", SimpleNamespace(sessions=store, settings=SimpleNamespace(budget=budget)))
+    return cast(
+        "Runtime",
+        SimpleNamespace(sessions=store, settings=SimpleNamespace(budget=budget), plugins=SHIPPED),
+    )
 
 
 def record(store: SessionStore, session: str, *calls: ToolCall, harness: str = "claude") -> None:
@@ -57,7 +75,7 @@ def record(store: SessionStore, session: str, *calls: ToolCall, harness: str = "
         event_id=f"t{next(_ids)}",
         tool_calls=calls,
     )
-    assert store.record(event, interactions_from(event))
+    assert store.record(event, interactions_from(event, SHIPPED.harness(harness)))
 
 
 def prompt(store: SessionStore, session: str = SESSION, harness: str = "claude") -> Event:
@@ -141,8 +159,14 @@ def test_uc003_the_users_own_skill_and_task_calls_are_queued(own: ToolCall) -> N
     assert [queued.tool_name for queued in interactions_from(event)] == [own.name]
 
 
+def test_each_shipped_harness_names_a_workflow_setup_installs() -> None:
+    for shipped in SHIPPED.harnesses().values():
+        assert shipped.extraction_workflow is not None, shipped.name
+        assert shipped.extraction_workflow.name in THATCH_WORKFLOWS
+
+
 def test_uc003_the_workflow_names_are_the_skills_setup_installs() -> None:
-    installed = [skill.name for skill in thatch_claude.instructions.skills()]
+    installed = [skill.name for skill in thatch_claude.instructions.skills(BRIEFING)]
     assert sorted(THATCH_WORKFLOWS) == sorted(installed)
 
 
@@ -268,7 +292,7 @@ def test_uc020_capitals_start_after_three_ignored_nudges(level: int, shouts: boo
 
 
 @pytest.mark.parametrize(
-    ("harness", "named"),
+    ("name", "named"),
     [
         ("claude", "thatch-fact-extractor skill"),
         ("cursor", "thatch-fact-extractor rule"),
@@ -276,31 +300,31 @@ def test_uc020_capitals_start_after_three_ignored_nudges(level: int, shouts: boo
     ],
 )
 @pytest.mark.parametrize("level", [0, 2, 3])
-def test_the_nudge_names_the_harness_workflow(harness: str, named: str, level: int) -> None:
-    text = extraction_nudge(SESSION, [item(1)], level, 2000, harness=harness).text
+def test_the_nudge_names_the_harness_workflow(name: str, named: str, level: int) -> None:
+    text = extraction_nudge(SESSION, [item(1)], level, 2000, harness=harness(name)).text
     assert named.lower() in text.lower()
     assert "thatch-fact-extractor" in text  # never shouted
     assert f'session_id="{SESSION}"' in text
 
 
 def test_opencode_names_the_tools_as_it_shows_them() -> None:
-    text = extraction_nudge(SESSION, [item(1)], 3, 2000, harness="opencode").text
+    text = extraction_nudge(SESSION, [item(1)], 3, 2000, harness=harness("opencode")).text
     assert "thatch_memory_remember" in text
     assert "thatch_extraction_done" in text
 
 
-@pytest.mark.parametrize("harness", [None, "", "zed"])
-def test_an_unknown_harness_gets_the_steps_without_a_workflow(harness: str | None) -> None:
-    text = extraction_nudge(SESSION, [item(1)], 0, 2000, harness=harness).text
+@pytest.mark.parametrize("name", [None, "", "zed"])
+def test_an_unknown_harness_gets_the_steps_without_a_workflow(name: str | None) -> None:
+    text = extraction_nudge(SESSION, [item(1)], 0, 2000, harness=harness(name)).text
     assert "thatch-fact-extractor" not in text
     assert "save each durable" in text
     assert "thatch_" not in text
 
 
-@pytest.mark.parametrize("harness", ["claude", "cursor", "opencode", None])
+@pytest.mark.parametrize("name", ["claude", "cursor", "opencode", None])
 @pytest.mark.parametrize("budget", [1, 50, 300, 600, 900, 1200, 2000])
 @pytest.mark.parametrize("level", [0, 2, 3])
-def test_every_harness_form_fits_the_budget(harness: str | None, budget: int, level: int) -> None:
+def test_every_harness_form_fits_the_budget(name: str | None, budget: int, level: int) -> None:
     queue = [
         Interaction(
             seq=n,
@@ -314,7 +338,7 @@ def test_every_harness_form_fits_the_budget(harness: str | None, budget: int, le
         )
         for n in range(1, 13)
     ]
-    built = build_extraction_nudge(SESSION, queue, level, budget, total=400, harness=harness)
+    built = build_extraction_nudge(SESSION, queue, level, budget, total=400, harness=harness(name))
     assert len(built.nudge.text) <= budget
     assert built.nudge.short_text is not None
     assert len(built.nudge.short_text) <= budget

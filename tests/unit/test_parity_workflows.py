@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from thatch import workflows
 from thatch.agent_instructions import TOOLS
-from thatch.workflows import NAMES, compare_installed
+from thatch.plugin.setup import compare_installed
+from thatch.workflows import NAMES
 
 
 def bare_tool_names(text: str, prefix: str) -> list[str]:

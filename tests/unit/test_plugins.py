@@ -44,7 +44,7 @@ class _FakeEntryPoint:
 def fake_entry_points(monkeypatch: pytest.MonkeyPatch) -> dict[str, types.ModuleType]:
     """Replace the installed entry points with two fake plugins."""
     modules = {
-        "fakestore": _module("fakestore", thatch_storage=_storage_hook),
+        "fakestore": _module("fakestore", thatch_memory_storage=_storage_hook),
         "fakeembed": _module("fakeembed", thatch_embedder=_embedder_hook),
     }
 
@@ -65,7 +65,9 @@ def test_core_nudge_sources_are_plugins_that_can_be_blocked(
 ) -> None:
     config = Config.load(tmp_path, environ={})
     builtin = {info.name for info in Plugins.load(config, environ={}).describe() if info.builtin}
-    assert {"extraction-nudge", "recall-nudge", "decision-nudge", "plain-delivery"} <= builtin
+    assert {"extraction-nudge", "recall-nudge", "decision-nudge", "save-reminder"} <= builtin
+    # Output formats are the harnesses': core has no plain-text delivery of its own.
+    assert "plain-delivery" not in builtin
     (tmp_path / "config").mkdir()
     (tmp_path / "config" / "config.toml").write_text('[plugins]\nblocked = ["recall-nudge"]\n')
     blocked = Plugins.load(Config.load(tmp_path, environ={}), environ={})
@@ -76,10 +78,10 @@ def test_all_entry_points_load_by_default(fake_entry_points: object, tmp_path: P
     config = Config.load(tmp_path, environ={})
     plugins = Plugins.load(config, environ={})
     assert _installed(plugins) == ["fakeembed", "fakestore"]
-    assert plugins.storage(config) == "storage-from-fake"
+    assert plugins.memory_storage(config) == "storage-from-fake"
     assert isinstance(plugins.embedder(config), WordHashEmbedder)
     hooks = {info.name: info.hooks for info in plugins.describe() if not info.builtin}
-    assert hooks == {"fakeembed": ("thatch_embedder",), "fakestore": ("thatch_storage",)}
+    assert hooks == {"fakeembed": ("thatch_embedder",), "fakestore": ("thatch_memory_storage",)}
 
 
 def test_allow_list_and_empty_allow_list(fake_entry_points: object, tmp_path: Path) -> None:
@@ -91,7 +93,7 @@ def test_allow_list_and_empty_allow_list(fake_entry_points: object, tmp_path: Pa
     none = Plugins.load(config, environ={"THATCH_LOAD_PLUGINS": ""})
     assert _installed(none) == []
     with pytest.raises(PluginMissingError) as caught:
-        none.storage(config)
+        none.memory_storage(config)
     assert "backend 'sqlite'" in str(caught.value)
     assert "add 'sqlite' to THATCH_LOAD_PLUGINS" in str(caught.value)
 
@@ -105,7 +107,7 @@ def test_block_list_from_config(fake_entry_points: object, tmp_path: Path) -> No
     plugins = Plugins.load(config, environ={})
     assert _installed(plugins) == ["fakeembed"]
     with pytest.raises(PluginMissingError, match="remove 'fakestore' from \\[plugins\\] blocked"):
-        plugins.storage(config)
+        plugins.memory_storage(config)
 
 
 def test_misspelled_hook_fails_loudly(
@@ -124,9 +126,9 @@ def test_tracing_prints_hook_calls(
     fake_entry_points: object, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     manager, origins = create_manager(PluginSelection(), trace=True)
-    Plugins(manager, origins=origins).storage(Config.load(tmp_path, environ={}))
+    Plugins(manager, origins=origins).memory_storage(Config.load(tmp_path, environ={}))
     err = capsys.readouterr().err
-    assert "[thatch trace] thatch_storage(config) -> [fakestore]" in err
+    assert "[thatch trace] thatch_memory_storage(config) -> [fakestore]" in err
     assert "returned 'storage-from-fake'" in err
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 import pytest
+import thatch_claude.plugin
 import thatch_sqlite.plugin
 from daemon_hooks import payload, request
 from thatch.nudges.recall import HEADER as RECALL_HEADER
@@ -79,7 +80,7 @@ def app(home: Path, workdir: Path, model: SlowModel) -> Iterator[Runtime]:
     # The memory is written with the same word-hash model, already "loaded".
     with make_runtime(home, thatch_sqlite.plugin).thatch as th:
         th.remember("tabs", "The user indents Python code with tabs", store="global")
-    runtime = make_runtime(home, thatch_sqlite.plugin, embedder=model)
+    runtime = make_runtime(home, thatch_sqlite.plugin, thatch_claude.plugin, embedder=model)
     yield runtime
     model.release.set()
     runtime.close()

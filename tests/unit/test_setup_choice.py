@@ -9,13 +9,14 @@ from typing import Any
 import pytest
 from thatch.cli import setup_commands
 from thatch.plugin.config import Config
+from thatch.plugin.harness import HarnessBase
 from thatch.plugin.launcher import Launcher
 from thatch.plugin.setup import Detection, OwnedFile
 
 LAUNCHER = Launcher(("thatch",), "`thatch` on your PATH is this installation")
 
 
-class Target:
+class Target(HarnessBase):
     def __init__(self, name: str, found: bool) -> None:
         self.name, self.title, self.found = name, name.title(), found
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import attrs
 import pytest
+from thatch.agent_instructions import BRIEFING
 from thatch.plugin.errors import ConfigError, InvalidInputError
 from thatch.plugin.jsonc import JsoncError, StrictJsonError, leniencies
 from thatch.plugin.setup import (
@@ -419,12 +420,14 @@ def test_status_and_describe(tmp_path: Path) -> None:
 
 
 def test_scope_key(tmp_path: Path) -> None:
-    project = SetupContext("project", tmp_path / "p", tmp_path / "home", ("thatch",))
+    project = SetupContext(
+        "project", tmp_path / "p", tmp_path / "home", ("thatch",), briefing=BRIEFING
+    )
     assert engine.scope_key(project) == f"project:{tmp_path / 'p'}"
-    everywhere = SetupContext("global", None, tmp_path / "home", ("thatch",))
+    everywhere = SetupContext("global", None, tmp_path / "home", ("thatch",), briefing=BRIEFING)
     assert engine.scope_key(everywhere) == f"global:{tmp_path / 'home'}"
     with pytest.raises(InvalidInputError, match="--project"):
-        engine.scope_key(SetupContext("project", None, tmp_path, ("thatch",)))
+        engine.scope_key(SetupContext("project", None, tmp_path, ("thatch",), briefing=BRIEFING))
 
 
 def test_equal_list_item_already_there_is_not_added_again(setup: Setup) -> None:

@@ -8,9 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import thatch_claude.plugin
+import thatch_sqlite.plugin
 from thatch.plugin.events import Event
 from thatch.runtime import Runtime
 from thatch.sessions.models import NewInteraction
+from thatch.testing import make_runtime
 from thatch.tools import ToolContext, ToolOutcome, ToolRegistry
 
 CORE_TOOLS = {
@@ -272,7 +275,7 @@ def test_prediction_update_query_list_delete(
     hits = ok(registry, ctx, "prediction_query", context=SITUATION, session_id="s-9")
     assert [hit["statement"] for hit in hits] == [CHOICE]
     assert hits[0]["tests"] == 1
-    assert [fire.session for fire in ctx.thatch.storage.fires()] == ["s-9"]
+    assert [fire.session for fire in ctx.thatch.decision_storage.fires()] == ["s-9"]
     listed = ok(registry, ctx, "prediction_list")
     assert [(p["id"], p["statement"]) for p in listed] == [(hits[0]["id"], CHOICE)]
     deleted = ok(registry, ctx, "prediction_delete", id=hits[0]["id"])
@@ -286,7 +289,7 @@ def test_prediction_query_without_a_session_logs_no_showing(
 ) -> None:
     ok(registry, ctx, "prediction_update", matcher=SITUATION, prediction=CHOICE, signal="create")
     assert len(ok(registry, ctx, "prediction_query", context=SITUATION)) == 1
-    assert ctx.thatch.storage.fires() == []
+    assert ctx.thatch.decision_storage.fires() == []
 
 
 def test_the_context_session_id_is_used_when_the_agent_gives_none(
@@ -302,7 +305,7 @@ def test_the_context_session_id_is_used_when_the_agent_gives_none(
         signal="create",
     )
     ok(registry, with_session, "prediction_query", context=SITUATION)
-    assert [fire.session for fire in ctx.thatch.storage.fires()] == ["from-harness"]
+    assert [fire.session for fire in ctx.thatch.decision_storage.fires()] == ["from-harness"]
 
 
 def test_prediction_arguments_are_checked(registry: ToolRegistry, ctx: ToolContext) -> None:
@@ -324,9 +327,9 @@ def _repo(path: Path, remote: str) -> Path:
     return path
 
 
-def test_the_project_folder_decides_the_store(
-    registry: ToolRegistry, app: Runtime, tmp_path: Path
-) -> None:
+def test_the_project_folder_decides_the_store(registry: ToolRegistry, tmp_path: Path) -> None:
+    # The harness names the project folder in the environment it starts us in.
+    app = make_runtime(tmp_path / "home", thatch_sqlite.plugin, thatch_claude.plugin)
     repo = _repo(tmp_path / "web", "git@github.com:acme/web.git")
     in_repo = ToolContext(app, app.project(str(tmp_path), {"CLAUDE_PROJECT_DIR": str(repo)}))
     saved = ok(registry, in_repo, "memory_remember", label="build", content="npm run build")
@@ -334,3 +337,4 @@ def test_the_project_folder_decides_the_store(
     stores = {info["name"]: info["current"] for info in ok(registry, in_repo, "store_list")}
     assert stores == {"acme/web": True}
     assert ok(registry, in_repo, "memory_show", label="build")["store"] == "acme/web"
+    app.close()

@@ -30,7 +30,8 @@ from thatch.mcp_server import (
     structured,
 )
 from thatch.plugin.config import Config
-from thatch.plugin.setup import SetupContext
+from thatch.plugin.harness import HarnessBase
+from thatch.plugin.setup import Scope, SetupContext
 from thatch.plugins import Plugins
 from thatch.runtime import Runtime
 from thatch.setup import notice as setup_notice
@@ -149,7 +150,7 @@ def test_the_setup_notice_comes_before_the_instructions() -> None:
     assert server_instructions(broken) == (
         f"thatch: the Cursor setup is incomplete\n\n{agent_instructions.instructions()}"
     )
-    set_up = SetupCheck("cursor", "", "project")
+    set_up = SetupCheck("cursor", "", "project", frozenset({"project"}))
     assert server_instructions(set_up) == agent_instructions.POINTER
 
 
@@ -166,11 +167,12 @@ def test_a_setup_check_that_fails_leaves_the_whole_instructions(
     assert "could not check the harness setup" in caplog.text
 
 
-class FakeTarget:
+class FakeTarget(HarnessBase):
     """A harness whose setup has a problem in the scopes listed in ``broken``."""
 
     name = "cursor"
     title = "Cursor"
+    instruction_scopes: frozenset[Scope] = frozenset({"project"})
 
     def __init__(self, broken: set[str]) -> None:
         self.broken = broken
@@ -187,12 +189,14 @@ def test_the_setup_check_names_the_first_complete_scope(
     monkeypatch: pytest.MonkeyPatch, home: Path, broken: set[str], scope: str | None
 ) -> None:
     class Loaded:
-        def setup_targets(self) -> list[FakeTarget]:
-            return [FakeTarget(broken)]
+        def harnesses(self) -> dict[str, FakeTarget]:
+            return {"cursor": FakeTarget(broken)}
 
     monkeypatch.setattr(Plugins, "load", classmethod(lambda cls, config, environ=None: Loaded()))
     found = check(str(home), {"THATCH_HARNESS": "cursor", "HOME": str(home)})
     assert (found.harness, found.complete_scope) == ("cursor", scope)
+    # Cursor's rule file carries the instructions in a project setup only.
+    assert found.instruction_scopes == {"project"}
     if scope is None:
         # Either complete scope would do, so the notice lists the project's problems.
         assert "- the project setup lacks a rule\n" in found.notice

@@ -1,8 +1,11 @@
-"""thatch: memory, a user decision model and an emotion receptor for coding agents.
+"""thatch: memory and a user decision model for coding agents.
 
-Plugin authors need only ``from thatch import hookimpl``. The Python API
-starts at :func:`thatch.open`. Everything here is imported lazily so the hook
-commands, which import this package first, stay on the standard library.
+The Python API starts at :func:`thatch.open`. Plugin authors import from
+:mod:`thatch.plugin`, the contract (``from thatch.plugin import hookimpl``),
+and in tests from :mod:`thatch.testing`; every other module is internal.
+``thatch.hookimpl`` still works, for plugins written before the contract
+package. Everything here is imported lazily so the hook commands, which
+import this package first, stay on the standard library.
 """
 
 from __future__ import annotations

@@ -1,19 +1,25 @@
 """What thatch tells the agent, written once: the memory workflow and the decision model.
 
 Each harness receives this text through one channel, chosen in
-docs/architecture.md ("Agent instructions"): the MCP server's instructions
-for Claude Code and for MCP clients thatch does not know, Cursor's rule file,
-opencode's AGENTS.md block or instructions file. Where a harness has several
-channels, the others carry a pointer at most. Harnesses show MCP tools under
-different names (opencode: ``thatch_memory_recall``), so every channel
-renders the text with its own prefix.
+docs/architecture.md ("Agent instructions"): the MCP server's instructions,
+or a file of the harness's own (a rule file, an AGENTS.md block) that its
+plugin writes from the :data:`BRIEFING` setup hands it; a harness names the
+scopes that write such a file in ``Harness.instruction_scopes``. Where a
+harness has several channels, the others carry a pointer at most. Harnesses
+show MCP tools under different names (``thatch_memory_recall``), so every
+channel renders the text with its own prefix.
 """
 
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Collection, Sequence
+from typing import TYPE_CHECKING
 
 from thatch.decisions.nudge import HEADER, UNTESTED, line
+
+if TYPE_CHECKING:
+    from thatch.plugin.setup import Workflow
 
 #: The tools the text names. Rendering fails on any other placeholder, so a
 #: misspelt tool cannot reach an agent.
@@ -32,13 +38,6 @@ TOOLS = (
 
 TITLE = "thatch: long-term memory"
 DECISIONS_TITLE = "The user decision model"
-
-#: Harnesses whose own instruction file carries the text, with the setup
-#: scopes that write it (Cursor keeps rule files only in a project).
-FILE_CHANNELS: dict[str, frozenset[str]] = {
-    "cursor": frozenset({"project"}),
-    "opencode": frozenset({"project", "global"}),
-}
 
 #: What the MCP server says instead when the harness's file already has the text.
 POINTER = """\
@@ -125,18 +124,37 @@ def instructions(prefix: str = "", level: int = 1) -> str:
     )
 
 
-def server_instructions(harness: str | None, complete_scope: str | None) -> str:
+def server_instructions(
+    complete_scope: str | None, file_scopes: Collection[str] | None = None
+) -> str:
     """What ``thatch mcp`` tells the client it serves.
 
-    The whole text, unless ``harness`` reads it from a file of its own and
-    the setup scope found complete (``complete_scope``) is one that writes
-    that file: then a pointer, so the agent does not read the text twice.
-    Plain tool names: they are the server's, and each client shows them its
-    own way.
+    The whole text, unless the setup scope found complete
+    (``complete_scope``) is one of ``file_scopes``, those whose setup writes
+    the text to a file the harness reads (its ``instruction_scopes``; None:
+    no harness was recognised): then a pointer, so the agent does not read
+    the text twice. Plain tool names: they are the server's, and each
+    client shows them its own way.
     """
-    if harness is not None and complete_scope in FILE_CHANNELS.get(harness, frozenset()):
+    if complete_scope is not None and file_scopes and complete_scope in file_scopes:
         return POINTER
     return instructions()
+
+
+class CoreBriefing:
+    """What thatch tells every agent, as a harness's setup receives it in its context."""
+
+    def instructions(self, prefix: str = "", level: int = 1) -> str:
+        return instructions(prefix, level)
+
+    def workflows(self, prefix: str = "", kind: str = "skill") -> Sequence[Workflow]:
+        from thatch.workflows import workflows
+
+        return workflows(prefix, kind)
+
+
+#: The briefing core puts in every setup context.
+BRIEFING = CoreBriefing()
 
 
 def tool_names(prefix: str = "") -> dict[str, str]:

@@ -13,21 +13,25 @@ done from Python::
 
 from __future__ import annotations
 
+import builtins
 import os
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from thatch.duplicates import duplicate_pairs
 from thatch.hygiene import STALE_DAYS, hygiene_report
 from thatch.memory import MemoryInput, MemoryWriter
 from thatch.names import validate_label, validate_store
-from thatch.plugin.config import Config
+from thatch.plugin.config import Config, StoragePart
+from thatch.plugin.decision_storage import DecisionStorage
 from thatch.plugin.embedder import Embedder, Thresholds
 from thatch.plugin.errors import InvalidInputError, NotFoundError
+from thatch.plugin.prediction_log import PredictionStorage
 from thatch.plugin.records import (
     GLOBAL_STORE,
     DuplicatePair,
@@ -39,7 +43,7 @@ from thatch.plugin.records import (
     Scope,
     StoreInfo,
 )
-from thatch.plugin.storage import VERDICTS, Storage, Verdict
+from thatch.plugin.storage import VERDICTS, MemoryStorage, Verdict
 from thatch.plugins import PluginInfo, Plugins
 from thatch.recall import RecallMode, recall
 from thatch.repo import branch_names, current_branch, repo_store
@@ -52,6 +56,8 @@ if TYPE_CHECKING:
 #: "all" = every store; or explicit names.
 StoreChoice = str | Sequence[str] | None
 ALL = "all"
+
+_Part = TypeVar("_Part")
 
 
 def open(
@@ -66,18 +72,96 @@ def open(
     directory). Nothing heavy happens here: storage opens and the model
     loads on first use.
     """
-    config = Config.load(home, environ)
-    return Thatch(config, Plugins.load(config, environ), Path(cwd or Path.cwd()))
+    from thatch import plugin_parts
+
+    config, plugins = plugin_parts.load(home, environ)
+    return Thatch(config, plugins, Path(cwd or Path.cwd()))
+
+
+class StorageParts:
+    """The storage of one installation: each part opened through its hook on first use.
+
+    Memories, the decision model and the prediction log may live in one
+    backend or in three; a backend that keeps several parts may hand back one
+    object for them, which is closed once. Safe to share between threads and
+    between the views of one :class:`Thatch`.
+    """
+
+    def __init__(self, config: Config, plugins: Plugins) -> None:
+        self._config = config
+        self._plugins = plugins
+        self._lock = threading.Lock()
+        self._opened: dict[StoragePart, Any] = {}
+
+    @property
+    def memories(self) -> MemoryStorage:
+        """The backend that keeps memories."""
+        return self._open("memories", self._plugins.memory_storage)
+
+    @property
+    def decisions(self) -> DecisionStorage:
+        """The backend that keeps the decision model."""
+        return self._open("decisions", self._plugins.decision_storage)
+
+    @property
+    def predictions(self) -> PredictionStorage:
+        """The backend that keeps the prediction log."""
+        return self._open("predictions", self._plugins.prediction_storage)
+
+    def _open(self, part: StoragePart, opener: Callable[[Config], _Part]) -> _Part:
+        found = self._opened.get(part)
+        if found is not None:
+            return found  # type: ignore[no-any-return]
+        # Under the lock: two threads asking at once must not open the part twice.
+        with self._lock:
+            if part not in self._opened:
+                self._opened[part] = opener(self._config)
+            return self._opened[part]  # type: ignore[no-any-return]
+
+    def integrity_problems(self) -> list[str]:
+        """Every part's integrity problems (each part opened), named by part when apart."""
+        parts: dict[str, MemoryStorage | DecisionStorage | PredictionStorage] = {
+            "memories": self.memories,
+            "decisions": self.decisions,
+            "predictions": self.predictions,
+        }
+        owners: dict[int, list[str]] = {}
+        for part, backend in parts.items():
+            owners.setdefault(id(backend), []).append(part)
+        shared = len(owners) == 1
+        problems: list[str] = []
+        for names in owners.values():
+            backend = parts[names[0]]
+            prefix = "" if shared else f"{' and '.join(names)}: "
+            problems += [prefix + problem for problem in backend.integrity_problems()]
+        return problems
+
+    def close(self) -> None:
+        """Close each distinct opened object once; a later use opens the parts again."""
+        with self._lock:
+            opened, self._opened = self._opened, {}
+        for backend in {id(backend): backend for backend in opened.values()}.values():
+            backend.close()
 
 
 class Thatch:
     """Memories of one installation, seen from one working directory."""
 
-    def __init__(self, config: Config, plugins: Plugins, cwd: Path) -> None:
+    def __init__(
+        self,
+        config: Config,
+        plugins: Plugins,
+        cwd: Path,
+        *,
+        storage: StorageParts | None = None,
+    ) -> None:
+        """``storage``: the parts of the object this one is a view of (see :meth:`view`)."""
         self.config = config
         self.plugins = plugins
         self.cwd = cwd
-        self._is_view = False
+        #: The storage parts; a view shares its origin's.
+        self.storage_parts = storage or StorageParts(config, plugins)
+        self._is_view = storage is not None
 
     # -- lifecycle ---------------------------------------------------------
     def __enter__(self) -> Thatch:
@@ -96,25 +180,34 @@ class Thatch:
 
         Closing a view closes nothing; close the object it came from.
         """
-        other = Thatch(self.config, self.plugins, cwd)
-        other.__dict__["storage"] = self.storage
+        other = Thatch(self.config, self.plugins, cwd, storage=self.storage_parts)
         other.__dict__["embedder"] = self.embedder
-        other._is_view = True
         return other
 
     def close(self) -> None:
-        """Close the storage backend if it was opened."""
-        if self._is_view:
-            return
-        if "storage" in self.__dict__:
-            self.storage.close()
-            del self.__dict__["storage"]
+        """Close the storage parts that were opened (each object once)."""
+        if not self._is_view:
+            self.storage_parts.close()
 
     # -- parts -------------------------------------------------------------
-    @cached_property
-    def storage(self) -> Storage:
-        """The storage backend (opened on first use)."""
-        return self.plugins.storage(self.config)
+    @property
+    def memory_storage(self) -> MemoryStorage:
+        """The backend that keeps memories (opened on first use)."""
+        return self.storage_parts.memories
+
+    @property
+    def decision_storage(self) -> DecisionStorage:
+        """The backend that keeps the decision model (opened on first use)."""
+        return self.storage_parts.decisions
+
+    @property
+    def prediction_storage(self) -> PredictionStorage:
+        """The backend that keeps the prediction log (opened on first use)."""
+        return self.storage_parts.predictions
+
+    def integrity_problems(self) -> list[str]:
+        """What the integrity check of every storage part finds; empty when all are sound."""
+        return self.storage_parts.integrity_problems()
 
     @cached_property
     def embedder(self) -> Embedder:
@@ -172,9 +265,8 @@ class Thatch:
 
     def known_stores(self) -> list[str]:
         """Names a read may ask for: global, this repository's, and every store holding data."""
-        storage = self.storage
-        names = {GLOBAL_STORE, *(info.name for info in storage.list_stores())}
-        names.update(prediction.store for prediction in storage.list_predictions())
+        names = {GLOBAL_STORE, *(info.name for info in self.memory_storage.list_stores())}
+        names.update(p.store for p in self.decision_storage.list_predictions())
         if self.repo_store:
             names.add(self.repo_store)
         return sorted(names)
@@ -195,7 +287,7 @@ class Thatch:
     # -- writes ------------------------------------------------------------
     @property
     def _writer(self) -> MemoryWriter:
-        return MemoryWriter(self.storage, self.embedder, lambda: self.thresholds().dedup)
+        return MemoryWriter(self.memory_storage, self.embedder, lambda: self.thresholds().dedup)
 
     def remember(
         self,
@@ -240,7 +332,7 @@ class Thatch:
         )
         for line, result in zip(lines, results, strict=True):
             if line.archived and not result.memory.archived:
-                self.storage.set_archived(result.memory.store, result.memory.label, True)
+                self.memory_storage.set_archived(result.memory.store, result.memory.label, True)
         return ImportResult(
             created=sum(r.action == "created" for r in results),
             updated=sum(r.action == "updated" for r in results),
@@ -251,7 +343,7 @@ class Thatch:
     def forget(self, label: str, store: str | None = None) -> Memory:
         """Delete a memory for good; returns what was deleted."""
         memory = self.show(label, store)
-        self.storage.delete_memory(memory.store, memory.label)
+        self.memory_storage.delete_memory(memory.store, memory.label)
         return memory
 
     def archive(self, label: str, store: str | None = None) -> Memory:
@@ -264,7 +356,7 @@ class Thatch:
 
     def _set_archived(self, label: str, store: str | None, *, archived: bool) -> Memory:
         memory = self.show(label, store)
-        updated = self.storage.set_archived(memory.store, memory.label, archived)
+        updated = self.memory_storage.set_archived(memory.store, memory.label, archived)
         if updated is None:
             raise NotFoundError(f"memory {label!r} was deleted meanwhile in store {memory.store}")
         return updated
@@ -272,21 +364,21 @@ class Thatch:
     def stale_vectors(self) -> list[tuple[str, int, str]]:
         """(kind, id, text) of every memory, matcher and prediction of another model."""
         model = self.embedder.model_id
-        storage = self.storage
+        memories, decisions = self.memory_storage, self.decision_storage
         return [
             *(
                 ("memory", m.id, m.content)
-                for m in storage.list_memories(include_archived=True)
+                for m in memories.list_memories(include_archived=True)
                 if m.model != model
             ),
             *(
                 ("matcher", m.id, m.description)
-                for m in storage.list_matchers()
+                for m in decisions.list_matchers()
                 if m.model != model
             ),
             *(
                 ("prediction", p.id, p.statement)
-                for p in storage.list_predictions()
+                for p in decisions.list_predictions()
                 if p.model != model
             ),
         ]
@@ -308,9 +400,9 @@ class Thatch:
                 if not rows:
                     continue
                 if kind == "memory":
-                    self.storage.set_embeddings(model, rows)
+                    self.memory_storage.set_embeddings(model, rows)
                 else:
-                    self.storage.set_decision_embeddings(kind, model, rows)  # type: ignore[arg-type]
+                    self.decision_storage.set_decision_embeddings(kind, model, rows)  # type: ignore[arg-type]
             if progress is not None:
                 progress(len(chunk))
         return len(stale)
@@ -336,7 +428,7 @@ class Thatch:
             raise InvalidInputError(
                 f"{first!r} and {second!r} are the same memory; name two different labels"
             )
-        self.storage.mark_reviewed(one.id, other.id, verdict)
+        self.memory_storage.mark_reviewed(one.id, other.id, verdict)
         return one.store
 
     def review_verdicts(self, stores: StoreChoice = ALL) -> dict[tuple[int, int], Verdict]:
@@ -344,7 +436,7 @@ class Thatch:
         return {
             pair: verdict
             for store in self.stores_for(stores)
-            for pair, verdict in self.storage.review_verdicts(store).items()
+            for pair, verdict in self.memory_storage.review_verdicts(store).items()
         }
 
     # -- reads -------------------------------------------------------------
@@ -367,7 +459,7 @@ class Thatch:
         """
         if limit < 1:
             raise InvalidInputError(f"limit {limit} is below 1; ask for at least one result")
-        storage = self.storage  # opened first, so a missing backend is reported first
+        storage = self.memory_storage  # opened first, so a missing backend is reported first
         scope = Scope(stores=self.stores_for(stores), branch=self.branch)
         return recall(
             storage,
@@ -381,9 +473,11 @@ class Thatch:
             include_archived=include_archived,
         )
 
-    def list(self, stores: StoreChoice = None, *, include_archived: bool = False) -> list[Memory]:
+    def list(
+        self, stores: StoreChoice = None, *, include_archived: bool = False
+    ) -> builtins.list[Memory]:
         """Memories of the chosen stores, by store and label."""
-        return self.storage.list_memories(
+        return self.memory_storage.list_memories(
             self.stores_for(stores), include_archived=include_archived
         )
 
@@ -392,7 +486,7 @@ class Thatch:
         validate_label(label)
         candidates = [validate_store(store)] if store else self.stores_for(None)
         for name in candidates:
-            memory = self.storage.get_memory(name, label)
+            memory = self.memory_storage.get_memory(name, label)
             if memory is not None:
                 return memory
         raise NotFoundError(
@@ -400,18 +494,18 @@ class Thatch:
             "see the labels with 'thatch list all'"
         )
 
-    def stores(self) -> list[StoreInfo]:
+    def stores(self) -> builtins.list[StoreInfo]:
         """Every store with its memory counts."""
-        return self.storage.list_stores()
+        return self.memory_storage.list_stores()
 
-    def duplicates(self, stores: StoreChoice = ALL) -> list[DuplicatePair]:
+    def duplicates(self, stores: StoreChoice = ALL) -> builtins.list[DuplicatePair]:
         """Unreviewed near-duplicate pairs and confirmed duplicates, closest first."""
         threshold = self.thresholds().dedup
         model = self.embedder.model_id
         pairs = [
             pair
             for store in self.stores_for(stores)
-            for pair in duplicate_pairs(self.storage, store, model, threshold)
+            for pair in duplicate_pairs(self.memory_storage, store, model, threshold)
         ]
         return sorted(pairs, key=lambda pair: -pair.cosine)
 
@@ -437,7 +531,7 @@ class Thatch:
         for memory in self.list(stores, include_archived=True):
             yield export_line(memory)
 
-    def describe_plugins(self) -> list[PluginInfo]:
+    def describe_plugins(self) -> builtins.list[PluginInfo]:
         """The loaded plugins and the hooks each implements."""
         return self.plugins.describe()
 

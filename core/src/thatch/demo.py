@@ -5,6 +5,10 @@ Code sends (session start, a batch of tool calls, prompts), saves memories
 and a preference through the real MCP server (``thatch mcp``, driven by the
 ``mcp`` SDK's client), and prints what the agent would see at each step.
 Then it stops the daemon and deletes the home.
+
+Core knows no harness by name: the story runs the named hook commands
+(``thatch reminder``...), so it is told with the installed harness serving
+them (Claude Code's plugin), whose variables it sets and clears.
 """
 
 from __future__ import annotations
@@ -14,9 +18,9 @@ import os
 import subprocess
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from thatch.demo_session import (
     BATCH,
@@ -30,7 +34,12 @@ from thatch.demo_session import (
     session_start_payload,
 )
 
+if TYPE_CHECKING:
+    from thatch.plugin.harness import Harness
+
 REMOTE = "git@github.com:acme/shop.git"
+#: The named hook commands the story runs; the harness serving them tells it.
+STORY_COMMANDS = ("reminder", "buffer-batch", "flush-tools")
 
 
 def thatch_command() -> list[str]:
@@ -75,21 +84,35 @@ def _project(folder: Path) -> Path:
     return folder
 
 
+def story_harness(harnesses: Iterable[Harness]) -> Harness | None:
+    """The installed harness serving every named command of the story, or None."""
+    for harness in harnesses:
+        if set(STORY_COMMANDS) <= {command.name for command in harness.commands}:
+            return harness
+    return None
+
+
+def project_variables(harness: Harness, project: Path) -> dict[str, str]:
+    """The harness's project folder variable (the first of its environment) set to ``project``."""
+    return {harness.environment[0]: str(project)} if harness.environment else {}
+
+
 async def _agent_calls(
-    env: Mapping[str, str], project: Path, calls: list[tuple[str, dict]]
-) -> list:
-    """Call MCP tools the way an agent does: through ``thatch mcp`` over stdio."""
+    env: Mapping[str, str], project: Path, calls: list[tuple[str, dict[str, Any]]]
+) -> list[tuple[str, bool, str]]:
+    """Call MCP tools the way an agent does: through ``thatch mcp`` over stdio.
+
+    ``env`` names the project as the harness does (:func:`project_variables`).
+    """
     from mcp import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
+    from mcp.types import TextContent
 
     command = thatch_command()
     params = StdioServerParameters(
-        command=command[0],
-        args=[*command[1:], "mcp"],
-        env={**env, "CLAUDE_PROJECT_DIR": str(project)},
-        cwd=project,
+        command=command[0], args=[*command[1:], "mcp"], env=dict(env), cwd=project
     )
-    results = []
+    results: list[tuple[str, bool, str]] = []
     # The server's stderr (warnings for a person at a terminal) stays out of the story.
     with open(os.devnull, "w") as quiet:
         async with (
@@ -99,12 +122,16 @@ async def _agent_calls(
             await session.initialize()
             for name, arguments in calls:
                 result = await session.call_tool(name, arguments)
-                text = result.content[0].text if result.content else ""
+                # thatch's tools answer in text; only a text block has any.
+                first = result.content[0] if result.content else None
+                text = first.text if isinstance(first, TextContent) else ""
                 results.append((name, result.is_error, text))
     return results
 
 
-def _call_tools(env: Mapping[str, str], project: Path, calls: list[tuple[str, dict]]) -> None:
+def _call_tools(
+    env: Mapping[str, str], project: Path, calls: list[tuple[str, dict[str, Any]]]
+) -> None:
     import anyio
 
     for name, is_error, text in anyio.run(_agent_calls, env, project, calls):
@@ -127,13 +154,23 @@ def _brief(text: str) -> str:
 def run_demo() -> int:
     """Run the demo; returns the exit status."""
     from thatch.daemon.client import DaemonClient
+    from thatch.runtime import installed_harnesses
 
+    harnesses = installed_harnesses()
+    harness = story_harness(harnesses)
+    if harness is None:
+        print(
+            "thatch demo: no installed harness serves the hook commands "
+            f"{', '.join(STORY_COMMANDS)}; install thatch-claude (see thatch plugins)"
+        )
+        return 1
     with tempfile.TemporaryDirectory(prefix="thatch-demo-") as tmp:
         home = Path(tmp) / "home"
         env = {**os.environ, "THATCH_HOME": str(home)}
-        for variable in ("CLAUDE_PROJECT_DIR", "CURSOR_PROJECT_DIR", "THATCH_DB_PATH"):
+        # The caller's own harness session must not leak into the story.
+        for variable in {"THATCH_DB_PATH", *(n for h in harnesses for n in h.environment)}:
             env.pop(variable, None)
-        print(f"thatch demo: a Claude Code session, in a throw-away home ({tmp})")
+        print(f"thatch demo: a {harness.title} session, in a throw-away home ({tmp})")
         project = _project(Path(tmp) / "shop")
         client = DaemonClient(str(home), environ=env)
         started = time.perf_counter()
@@ -144,14 +181,15 @@ def run_demo() -> int:
             f"{time.perf_counter() - started:.1f} s"
         )
         try:
-            _story(env, project)
+            _story(env, project, {**env, **project_variables(harness, project)})
         finally:
             client.stop()
     print("\nThe daemon was stopped and the home deleted. To use thatch for real: thatch setup")
     return 0
 
 
-def _story(env: Mapping[str, str], project: Path) -> None:
+def _story(env: Mapping[str, str], project: Path, agent_env: Mapping[str, str]) -> None:
+    """The session, step by step; ``agent_env`` is the environment the MCP server gets."""
     _step(1, "the session starts", "SessionStart hook: thatch reminder")
     _show(_hook("reminder", session_start_payload(project), env, project))
 
@@ -169,7 +207,7 @@ def _story(env: Mapping[str, str], project: Path) -> None:
         ("memory_remember", {"label": label, "content": content}) for label, content in MEMORIES
     ]
     calls.append(("extraction_done", {"session_id": SESSION}))
-    _call_tools(env, project, calls)
+    _call_tools(agent_env, project, calls)
 
     _step(5, f"later, the user asks: {LATER_PROMPT!r}", "thatch flush-tools")
     _show(_hook("flush-tools", prompt_payload(LATER_PROMPT, project), env, project))
@@ -178,7 +216,7 @@ def _story(env: Mapping[str, str], project: Path) -> None:
     _step(6, "the user states a preference", "MCP tool prediction_update, signal create")
     print(f"   when {matcher}: {prediction}")
     _call_tools(
-        env,
+        agent_env,
         project,
         [("prediction_update", {"matcher": matcher, "prediction": prediction, "signal": "create"})],
     )

@@ -46,10 +46,22 @@ def run_checks(home: str | None = None, cwd: Path | None = None) -> list[Check]:
     ]
     checks = [_guarded(name, check) for name, check in named]
     try:
+        checks.extend(_table_checks(home))
+    except Exception as exc:
+        checks.append(_failed("config tables", exc))
+    try:
         checks.extend(_harness_checks(home, project))
     except Exception as exc:
         checks.append(_failed("harness setup", exc))
     return checks
+
+
+def _table_checks(home: str | None) -> Iterator[Check]:
+    """The config tables plugins declare, each checked; tables nobody declares, as warnings."""
+    from thatch.plugin_parts import doctor_checks
+
+    for line in doctor_checks(home):
+        yield Check(line.name, line.status, line.detail, line.fix)
 
 
 def _harness_checks(home: str | None, project: Path) -> Iterator[Check]:
@@ -60,6 +72,7 @@ def _harness_checks(home: str | None, project: Path) -> Iterator[Check]:
     from two scopes (a project setup also counts user-level config) is
     reported once.
     """
+    from thatch.agent_instructions import BRIEFING
     from thatch.plugin import launcher
     from thatch.plugin.config import Config
     from thatch.plugin.setup import SetupContext
@@ -70,15 +83,16 @@ def _harness_checks(home: str | None, project: Path) -> Iterator[Check]:
     # Keyed as setup keys them: the project's real path, the home as it is.
     scopes = {f"project:{project.resolve()}": project, f"global:{Path.home()}": None}
     installs = [i for i in engine.status(config.paths.state_dir) if i.scope in scopes]
+    targets = Plugins.load(config).harnesses()
     if not installs:
+        flags = " / ".join(f"--{name}" for name in targets)
         yield Check(
             "harness setup",
             "warn",
             f"no harness is set up for {project}, nor for all your projects",
-            "thatch setup (asks), or thatch setup --claude / --cursor / --opencode",
+            f"thatch setup (asks), or thatch setup {flags}" if flags else "thatch setup (asks)",
         )
         return
-    targets = {target.name: target for target in Plugins.load(config).setup_targets()}
     command = launcher.choose().command
     env = {"THATCH_HOME": str(config.paths.home)} if config.paths.home else {}
     seen: set[str] = set()
@@ -103,6 +117,7 @@ def _harness_checks(home: str | None, project: Path) -> Iterator[Check]:
                 command=command,
                 env=env,
                 environ=dict(os.environ),
+                briefing=BRIEFING,
             )
             problems = [p for p in target.problems(context) if p not in seen]
             seen.update(problems)
@@ -197,7 +212,7 @@ def _database(home: str | None) -> Check:
 
     try:
         with _open(home) as th:
-            problems = th.storage.integrity_problems()
+            problems = th.integrity_problems()
             where = str(th.config.db_path)
     except ThatchError as exc:
         return Check("database", "fail", str(exc), "check the [storage] table of the config file")

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from thatch.plugin.records import DuplicatePair
-from thatch.plugin.storage import Storage
+from thatch.plugin.storage import MemoryStorage
 
 #: Rows compared per block: bounds memory to BLOCK × n floats at any store size.
 BLOCK = 1024
 
 
 def duplicate_pairs(
-    storage: Storage, store: str, model: str, threshold: float
+    storage: MemoryStorage, store: str, model: str, threshold: float
 ) -> list[DuplicatePair]:
     """Pairs of ``store`` to act on, closest first.
 

@@ -7,13 +7,18 @@ shows the queue to the agent with the instruction to save durable facts —
 the steps themselves, so any harness's agent can follow them, and the
 harness's own extraction workflow where it has one — and call
 ``extraction_done``; the more prompts it is ignored for, the louder it gets.
+
+Core knows no harness: how a harness's events name thatch's tools, how its
+agents find them and which workflow it has are the harness's to say
+(:class:`thatch.plugin.harness.Harness`); the daemon passes the event's
+harness in (None for a harness no plugin serves: bare names, the steps alone).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -21,9 +26,11 @@ from thatch.nudges.framing import Framing, as_data, new_nonce, quoted
 from thatch.plugin.events import Event, ToolCall
 from thatch.plugin.nudge import Nudge
 from thatch.redact import redact
-from thatch.reminder_text import TOOL_PREFIXES
 from thatch.sessions.models import Interaction, NewInteraction
 from thatch.workflows import NAMES as WORKFLOW_NAMES
+
+if TYPE_CHECKING:
+    from thatch.plugin.harness import ExtractionWorkflow, Harness
 
 __all__ = [
     "INSISTENT_LEVEL",
@@ -31,9 +38,7 @@ __all__ = [
     "SHOUTING_LEVEL",
     "THATCH_TOOL_NAMES",
     "THATCH_WORKFLOWS",
-    "WORKFLOWS",
     "ExtractionNudge",
-    "Workflow",
     "build_extraction_nudge",
     "extraction_nudge",
     "interactions_from",
@@ -70,13 +75,6 @@ THATCH_WORKFLOWS: tuple[str, ...] = tuple(sorted(WORKFLOW_NAMES))
 #: less, fewer interactions are shown (the rest wait for a later nudge).
 MIN_ITEM_CHARS = 160
 
-# How harnesses name a tool of the thatch MCP server: Claude Code
-# "mcp__thatch__<tool>", opencode "thatch_<tool>". Every tool under these
-# prefixes is ours, plugins' tools included.
-_SERVER_PREFIXES = ("mcp__thatch__", "thatch_")
-# Cursor may report an MCP tool as "MCP:<tool>".
-_CURSOR_MCP_PREFIX = "MCP:"
-
 # A text longer than this many times its limit is cut before it is
 # redacted: redacting megabytes of output on every tool call would stall the
 # daemon, and only the head and tail are kept anyway.
@@ -87,11 +85,23 @@ _MAX_TOOL_NAME = 100
 _PRIORITY = 100
 
 
-def is_thatch_tool(name: str) -> bool:
-    """Whether ``name`` is one of thatch's own MCP tools, as any harness spells it."""
-    if name.startswith(_CURSOR_MCP_PREFIX):
-        name = name[len(_CURSOR_MCP_PREFIX) :].strip()
-    return name.startswith(_SERVER_PREFIXES) or name in THATCH_TOOL_NAMES
+def is_thatch_tool(name: str, harness: Harness | None = None) -> bool:
+    """Whether ``name`` is one of thatch's own MCP tools, as ``harness``'s events spell it.
+
+    A bare name (``memory_recall``) is thatch's for every harness; the
+    harness says which prefixes mark thatch's MCP server
+    (``Harness.thatch_tool_prefixes``: every tool under one is thatch's,
+    plugins' tools included) and what it puts before any MCP tool's name
+    (``Harness.mcp_tool_marker``). None: bare names only.
+    """
+    if harness is not None:
+        marker = harness.mcp_tool_marker
+        if marker and name.startswith(marker):
+            name = name[len(marker) :].strip()
+        prefixes = harness.thatch_tool_prefixes
+        if prefixes and name.startswith(tuple(prefixes)):
+            return True
+    return name in THATCH_TOOL_NAMES
 
 
 # Tools, by lowercased name, that load a skill or rule into the context
@@ -181,12 +191,16 @@ def _is_workflow_path(path: Any) -> bool:
 
 
 def interactions_from(
-    event: Event, *, max_input: int = 1000, max_response: int = 2000
+    event: Event,
+    harness: Harness | None = None,
+    *,
+    max_input: int = 1000,
+    max_response: int = 2000,
 ) -> list[NewInteraction]:
     """The event's tool calls as interactions to queue, thatch's own calls left out.
 
-    thatch's own calls are its tools (:func:`is_thatch_tool`) and its
-    workflows (:func:`is_thatch_workflow`).
+    thatch's own calls are its tools, as ``harness`` (the event's) names
+    them (:func:`is_thatch_tool`), and its workflows (:func:`is_thatch_workflow`).
 
     Inputs and responses become text (JSON for structured values), are
     redacted, and are cut to ``max_input`` / ``max_response`` characters,
@@ -202,7 +216,7 @@ def interactions_from(
             failed=call.failed,
         )
         for call in event.tool_calls
-        if not is_thatch_tool(call.name) and not is_thatch_workflow(call)
+        if not is_thatch_tool(call.name, harness) and not is_thatch_workflow(call)
     ]
 
 
@@ -326,35 +340,19 @@ SHOUTING_LEVEL = 3
 
 
 @attrs.frozen
-class Workflow:
-    """What a harness has for the extraction, as the nudge names it."""
+class _Naming:
+    """How the nudge names the harness's workflow and thatch's tools."""
 
-    #: Put before each thatch tool name, as the harness shows the tools.
+    #: The harness's workflow, or None: the steps alone.
+    workflow: ExtractionWorkflow | None = None
+    #: Put before each thatch tool name (``Harness.tool_prefix``).
     tool_prefix: str = ""
-    #: The workflow the harness has (a skill, rule or agent), or None.
-    name: str | None = None
-    #: What the workflow is in the harness: ``skill``, ``rule``, ``agent``.
-    kind: str = ""
-    #: How to hand the work to a sub-agent, when the harness has them.
-    handoff: str = ""
 
-
-#: The workflow of each harness thatch sets up; others get the steps alone.
-WORKFLOWS: dict[str, Workflow] = {
-    "claude": Workflow(
-        name="thatch-fact-extractor",
-        kind="skill",
-        handoff=" (or a sub-agent with it, given this block)",
-    ),
-    "cursor": Workflow(name="thatch-fact-extractor", kind="rule"),
-    "opencode": Workflow(
-        tool_prefix=TOOL_PREFIXES["opencode"],
-        name="thatch-fact-extractor",
-        kind="agent",
-        handoff=" (give it this block)",
-    ),
-}
-_STEPS_ONLY = Workflow()
+    @classmethod
+    def of(cls, harness: Harness | None) -> _Naming:
+        if harness is None:
+            return cls()
+        return cls(harness.extraction_workflow, harness.tool_prefix)
 
 
 def extraction_nudge(
@@ -365,7 +363,7 @@ def extraction_nudge(
     *,
     total: int | None = None,
     nonce: str | None = None,
-    harness: str | None = None,
+    harness: Harness | None = None,
 ) -> Nudge:
     """The extraction nudge for a session's queue (see :func:`build_extraction_nudge`)."""
     built = build_extraction_nudge(
@@ -382,7 +380,7 @@ def build_extraction_nudge(
     *,
     total: int | None = None,
     nonce: str | None = None,
-    harness: str | None = None,
+    harness: Harness | None = None,
 ) -> ExtractionNudge:
     """Build the tier-1 nudge that asks the agent to save what the queue taught.
 
@@ -403,7 +401,8 @@ def build_extraction_nudge(
     :param total: the queue's length, when ``interactions`` is only its start.
     :param nonce: the framing's nonce; drawn fresh when not given.
     :param harness: the session's harness, whose workflow and tool names the
-        text uses (:data:`WORKFLOWS`); None or an unknown one: the steps alone.
+        text uses (``Harness.extraction_workflow``, ``Harness.tool_prefix``);
+        None: the steps alone, the bare tool names.
     :raises ValueError: ``interactions`` is empty or ``budget`` is below 1.
     """
     if not interactions:
@@ -411,10 +410,10 @@ def build_extraction_nudge(
     if budget < 1:
         raise ValueError(f"the extraction nudge budget is {budget}; give at least 1 character")
     count = max(total or 0, len(interactions))
-    workflow = WORKFLOWS.get(harness or "", _STEPS_ONLY)
-    short = _clip(_lead(session_id, level, count, workflow, listed=False), budget)
+    naming = _Naming.of(harness)
+    short = _clip(_lead(session_id, level, count, naming, listed=False), budget)
     framing = Framing(_ORIGIN, nonce or new_nonce())
-    lead = _lead(session_id, level, count, workflow, listed=True)
+    lead = _lead(session_id, level, count, naming, listed=True)
     shown, items = _fit_items(lead, interactions, count, budget, framing.cost)
     if shown:
         text = _clip(framing.around(_with_count(lead, count, shown), items), budget)
@@ -452,7 +451,7 @@ def _header(level: int, count: int) -> tuple[str, str, str]:
     return header, "Stop and do this first: ", closing
 
 
-def _lead(session_id: str, level: int, count: int, workflow: Workflow, *, listed: bool) -> str:
+def _lead(session_id: str, level: int, count: int, naming: _Naming, *, listed: bool) -> str:
     """Header and instruction, louder the more nudges were ignored.
 
     Tool, workflow names and the session id stay as written even in
@@ -463,7 +462,8 @@ def _lead(session_id: str, level: int, count: int, workflow: Workflow, *, listed
     header, opening, closing = _header(level, count)
     # (text, verbatim): verbatim parts are names the agent must type exactly.
     parts = [(header + "\n" + opening, False)]
-    if workflow.name is not None:
+    workflow = naming.workflow
+    if workflow is not None:
         verb = "follow" if workflow.kind == "rule" else "use"
         parts += [
             (f"{verb} the ", False),
@@ -477,7 +477,7 @@ def _lead(session_id: str, level: int, count: int, workflow: Workflow, *, listed
         # Nothing opens the instruction: its first word starts the line.
         first = parts[1][0]
         parts[1] = (first[0].upper() + first[1:], False)
-    prefix = workflow.tool_prefix
+    prefix = naming.tool_prefix
     parts += [
         (prefix + "memory_remember", True),
         (

@@ -5,9 +5,9 @@ It runs in the daemon, one per ``thatch mcp`` session
 see :mod:`thatch.mcp_relay`), or in the ``thatch mcp`` process with
 ``--in-process`` or when no daemon can run. Its tools run in a
 :class:`ToolBackend`, on the daemon's runtime or this process's. Each call
-carries the caller's project folder (``CLAUDE_PROJECT_DIR``, else
-``CURSOR_PROJECT_DIR``, else the working directory), which decides the
-memory store.
+carries the caller's project folder (the one its harness names in the
+environment, ``Harness.project_folder``, else the working directory), which
+decides the memory store.
 
 On stdio, stdout carries only protocol messages; logs go to stderr and
 thatch's log file.
@@ -34,15 +34,12 @@ if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
 
     from thatch.mcp_relay import ServerArgs
-    from thatch.plugin.setup import SetupTarget
+    from thatch.plugin.harness import Harness
     from thatch.runtime import Runtime
     from thatch.setup.notice import SetupCheck
     from thatch.tools.registry import ToolRegistry
 
 log = logging.getLogger("thatch")
-
-#: Environment variables that name the project; forwarded with every call.
-PROJECT_ENV = ("CLAUDE_PROJECT_DIR", "CURSOR_PROJECT_DIR")
 
 
 class ToolBackend(Protocol):
@@ -106,10 +103,19 @@ class InProcessBackend:
             self.app.close()
 
 
-def project_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The variables that name the caller's project, as sent with each call."""
+def project_env(
+    environ: Mapping[str, str] | None = None, harnesses: Iterable[Harness] | None = None
+) -> dict[str, str]:
+    """The harnesses' variables (``Harness.environment``) set in ``environ``, sent with each call.
+
+    They name the caller's project; ``harnesses``: None means the installed ones.
+    """
+    from thatch.runtime import installed_harnesses
+
     env = os.environ if environ is None else environ
-    return {name: env[name] for name in PROJECT_ENV if env.get(name)}
+    chosen = installed_harnesses() if harnesses is None else harnesses
+    names = {name for harness in chosen for name in harness.environment}
+    return {name: env[name] for name in sorted(names) if env.get(name)}
 
 
 def structured(result: Any, text: str, is_error: bool) -> dict[str, Any] | None:
@@ -145,7 +151,11 @@ def build_server(
     from thatch import agent_instructions
 
     folder = cwd or os.getcwd()
-    env = project_env(environ)
+    # The runtime has its harnesses loaded already; loading them again costs a session start.
+    loaded = (
+        backend.app.plugins.harnesses().values() if isinstance(backend, InProcessBackend) else None
+    )
+    env = project_env(environ, loaded)
 
     async def list_tools(
         ctx: Any, params: types.PaginatedRequestParams | None
@@ -355,7 +365,7 @@ def setup_check(
     environ: Mapping[str, str] | None = None,
     *,
     cwd: str | None = None,
-    targets: Iterable[SetupTarget] | None = None,
+    targets: Iterable[Harness] | None = None,
 ) -> SetupCheck:
     """The setup of the harness that started the server: what is missing, which scope works.
 
@@ -379,7 +389,7 @@ def server_instructions(check: SetupCheck) -> str:
     """The instructions for the client: the setup notice first, then thatch's own."""
     from thatch.agent_instructions import server_instructions as for_harness
 
-    text = for_harness(check.harness, check.complete_scope)
+    text = for_harness(check.complete_scope, check.instruction_scopes)
     return f"{check.notice}\n\n{text}" if check.notice else text
 
 

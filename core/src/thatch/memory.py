@@ -8,6 +8,7 @@ unvalidated, unredacted or without its model id.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING
 
 import attrs
 
@@ -22,8 +23,12 @@ from thatch.plugin.records import (
     Similar,
     WriteResult,
 )
-from thatch.plugin.storage import Storage
+from thatch.plugin.storage import MemoryStorage
 from thatch.redact import redact
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 MAX_CONTENT = 20_000
 #: How many near duplicates a write reports at most.
@@ -53,7 +58,7 @@ class MemoryWriter:
     """Saves memories through a storage backend with one embedder's vectors."""
 
     def __init__(
-        self, storage: Storage, embedder: Embedder, dedup_threshold: Callable[[], float]
+        self, storage: MemoryStorage, embedder: Embedder, dedup_threshold: Callable[[], float]
     ) -> None:
         self._storage = storage
         self._embedder = embedder
@@ -104,8 +109,7 @@ class MemoryWriter:
         changed = [p for p in batch if not self._is_unchanged(p, model)]
         if not overwrite:
             self._refuse_taken_labels(changed)
-        vectors = self._embedder.embed_passages([p.content for p in changed]) if changed else []
-        vector_of = {id(p): vectors[i] for i, p in enumerate(changed)}
+        vector_of = self._embed(changed)
         similar = {id(p): self._similar(p, vector_of[id(p)]) for p in changed}
         new = [
             NewMemory(
@@ -164,11 +168,18 @@ class MemoryWriter:
             and current.model == model
         )
 
-    def _similar(self, prepared: _Prepared, vector: object) -> tuple[Similar, ...]:
+    def _embed(self, batch: Sequence[_Prepared]) -> dict[int, npt.NDArray[np.float32]]:
+        """Each item's vector, by the item's id (no embedder call for an empty batch)."""
+        if not batch:
+            return {}
+        vectors = self._embedder.embed_passages([p.content for p in batch])
+        return {id(p): vectors[i] for i, p in enumerate(batch)}
+
+    def _similar(self, prepared: _Prepared, vector: npt.NDArray[np.float32]) -> tuple[Similar, ...]:
         store, label = prepared.item.store, prepared.item.label
         threshold = self._dedup_threshold()
         hits = self._storage.vector_search(
-            vector,  # type: ignore[arg-type]
+            vector,
             self._embedder.model_id,
             Scope(stores=(store,), branch=prepared.item.branch),
             SIMILAR_LIMIT + 1,

@@ -26,7 +26,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from importlib.metadata import Distribution
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import pluggy
@@ -35,10 +35,8 @@ from thatch.plugin import specs as hookspecs
 from thatch.plugin.errors import PluginConflictError, PluginMissingError
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
-
     from thatch.plugin.commands import Command
-    from thatch.plugin.config import Config
+    from thatch.plugin.config import Config, StoragePart
     from thatch.plugin.decision_storage import DecisionStorage
     from thatch.plugin.embedder import Embedder
     from thatch.plugin.events import Event
@@ -46,16 +44,13 @@ if TYPE_CHECKING:
     from thatch.plugin.nudge import Nudge
     from thatch.plugin.prediction_log import PredictionStorage
     from thatch.plugin.receptor import InterpretationRule, SignalSource
-    from thatch.plugin.setup import SetupTarget
-    from thatch.plugin.storage import MemoryStorage, Storage
+    from thatch.plugin.storage import MemoryStorage
     from thatch.plugin.tables import ConfigTable
     from thatch.plugin.tool import Tool
     from thatch.runtime import Runtime
 
 log = logging.getLogger("thatch")
 
-#: Anything a plugin offers under a name of its own (a harness, a command...).
-_Named = TypeVar("_Named", bound=Any)
 
 ENTRY_POINT_GROUP = "thatch"
 DEFAULT_PLUGINS = ("sqlite", "fastembed")
@@ -128,7 +123,13 @@ class ThatchPluginManager(pluggy.PluginManager):
                 if caller.name in hookspecs.ISOLATED_HOOKS:
                     for impl in caller.get_hookimpls():
                         if impl.plugin is plugin and not (impl.wrapper or impl.hookwrapper):
-                            impl.function = _isolated(impl.function, registered, caller.name)
+                            # pluggy types HookImpl.function Final and offers no
+                            # way to wrap an implementation as it registers;
+                            # guarding it in place keeps the implementation's
+                            # plugin, name and options exactly as registered.
+                            impl.function = _isolated(  # type: ignore[misc]
+                                impl.function, registered, caller.name
+                            )
         return registered
 
 
@@ -186,11 +187,18 @@ def create_manager(
 
 
 def _enable_tracing(manager: pluggy.PluginManager) -> None:
-    def before(hook_name: str, hook_impls: list[Any], kwargs: Mapping[str, Any]) -> None:
+    def before(
+        hook_name: str, hook_impls: Sequence[pluggy.HookImpl], kwargs: Mapping[str, Any]
+    ) -> None:
         names = ", ".join(impl.plugin_name for impl in hook_impls)
         print(f"[thatch trace] {hook_name}({', '.join(kwargs)}) -> [{names}]", file=sys.stderr)
 
-    def after(outcome: Any, hook_name: str, hook_impls: list[Any], kwargs: Any) -> None:
+    def after(
+        outcome: pluggy.Result[Any],
+        hook_name: str,
+        hook_impls: Sequence[pluggy.HookImpl],
+        kwargs: Mapping[str, Any],
+    ) -> None:
         exception = outcome.exception
         shown = f"raised {exception!r}" if exception else f"returned {outcome.get_result()!r}"
         print(f"[thatch trace] {hook_name} {shown}", file=sys.stderr)
@@ -220,15 +228,6 @@ class Plugins:
         return cls(manager, selection, origins)
 
     # -- storage and the embedder: the first plugin that answers wins -------
-    def storage(self, config: Config) -> Storage:
-        backend = self.manager.hook.thatch_storage(config=config)
-        if backend is None:
-            raise PluginMissingError(
-                f"no storage plugin is loaded for backend '{config.storage_backend}'; "
-                f"{self.selection.why_not(config.storage_backend)}"
-            )
-        return backend  # type: ignore[no-any-return]
-
     def memory_storage(self, config: Config) -> MemoryStorage:
         """The backend that keeps memories, as ``config.backend_for("memories")`` names it."""
         return self._storage_part(  # type: ignore[no-any-return]
@@ -247,7 +246,7 @@ class Plugins:
             self.manager.hook.thatch_prediction_storage, config, "predictions"
         )
 
-    def _storage_part(self, hook: Any, config: Config, part: str) -> Any:
+    def _storage_part(self, hook: Any, config: Config, part: StoragePart) -> Any:
         backend = hook(config=config)
         if backend is None:
             name = config.backend_for(part)
@@ -269,7 +268,7 @@ class Plugins:
     def harnesses(self) -> dict[str, Harness]:
         """Every installed harness by name; two plugins claiming one name is an error."""
         if self._harnesses is None:
-            self._harnesses = self._named(self.manager.hook.thatch_harnesses(), "harness")
+            self._harnesses = self._named("thatch_harnesses", "harness")
         return dict(self._harnesses)
 
     def harness(self, name: str) -> Harness | None:
@@ -277,14 +276,6 @@ class Plugins:
         return self.harnesses().get(name.lower())
 
     # -- the daemon's event flow: isolated hooks (see thatch.plugin.specs) ---
-    def parse_event(
-        self, harness: str, hook_event: str, payload: Mapping[str, Any]
-    ) -> Event | None:
-        """The core event for a harness's raw payload, or None if no plugin knows the harness."""
-        return self.manager.hook.thatch_parse_event(  # type: ignore[no-any-return]
-            harness=harness, hook_event=hook_event, payload=payload
-        )
-
     def ingest(self, event: Event, app: Runtime) -> None:
         """Show ``event`` to every observer; a failing observer is logged and skipped."""
         self.manager.hook.thatch_ingest(event=event, app=app)
@@ -318,25 +309,6 @@ class Plugins:
         """Tell every plugin the daemon is stopping (failures logged, not fatal)."""
         self.manager.hook.thatch_daemon_stopping(app=app)
 
-    def deliver(self, nudges: Sequence[Nudge], event: Event, harness: str) -> str:
-        """The hook output for ``harness`` (core's plain text when no plugin claims it)."""
-        text = self.manager.hook.thatch_deliver(nudges=list(nudges), event=event, harness=harness)
-        return text or ""
-
-    def context_kinds(self, harness: str) -> frozenset[str] | None:
-        """The event kinds whose output reaches ``harness``'s agent (None: not declared).
-
-        Undeclared means the harness reads context from every hook core
-        answers with nudges, the prompt hook first of all.
-        """
-        kinds = self.manager.hook.thatch_context_kinds(harness=harness)
-        return None if kinds is None else frozenset(kinds)
-
-    def setup_targets(self) -> list[SetupTarget]:
-        """The harnesses ``thatch setup`` can configure, by name."""
-        targets = [t for result in self.manager.hook.thatch_setup_targets() for t in result or ()]
-        return sorted(targets, key=lambda target: target.name)
-
     # -- what plugins add: tools, commands, config tables, receptor parts ---
     def tools(self) -> list[Tool]:
         """MCP tools contributed by plugins."""
@@ -344,44 +316,60 @@ class Plugins:
 
     def commands(self) -> dict[str, Command]:
         """``thatch`` subcommands contributed by plugins, by name (a clash is an error)."""
-        return self._named(self.manager.hook.thatch_commands(), "command")
+        return self._named("thatch_commands", "command")
 
     def config_tables(self) -> dict[str, ConfigTable]:
         """Config tables plugins declare, by name (two declaring one table is an error)."""
-        return self._named(self.manager.hook.thatch_config_tables(), "config table")
+        return self._named("thatch_config_tables", "config table")
 
     def receptor_signals(self) -> dict[str, SignalSource]:
         """The receptor's signal sources, by name (a clash is an error)."""
-        return self._named(self.manager.hook.thatch_receptor_signals(), "receptor signal source")
+        return self._named("thatch_receptor_signals", "receptor signal source")
 
     def receptor_rules(self) -> dict[str, InterpretationRule]:
         """The receptor's interpretation rules, by name (a clash is an error)."""
-        return self._named(self.manager.hook.thatch_receptor_rules(), "receptor rule")
+        return self._named("thatch_receptor_rules", "receptor rule")
 
-    def _named(self, results: Iterable[Iterable[_Named] | None], what: str) -> dict[str, _Named]:
-        """Each plugin's named objects in one mapping; a name two plugins use fails loudly."""
-        found: dict[str, _Named] = {}
-        for result in results:
+    def _named(self, hook: str, what: str) -> dict[str, Any]:
+        """Every plugin's named parts from ``hook`` in one mapping; a name two plugins use fails.
+
+        Harness names are compared in lower case: ``thatch hook Claude`` is ``claude``.
+        """
+        found: dict[str, Any] = {}
+        for result in getattr(self.manager.hook, hook)():
             for item in result or ():
-                name = item.name.lower() if what == "harness" else item.name
+                name = item.name.lower() if hook == "thatch_harnesses" else item.name
                 if name in found:
-                    first, second = self._owner(found[name]), self._owner(item)
+                    owners = sorted(self.providers(hook, name))
+                    listed = " and ".join(f"'{owner}'" for owner in owners)
                     raise PluginConflictError(
-                        f"plugins '{first}' and '{second}' both provide the {what} '{name}'; "
+                        f"plugins {listed} {'both' if len(owners) == 2 else 'all'} provide "
+                        f"the {what} '{name}'; "
                         f"uninstall one, or add it to [plugins] blocked in the config file"
                     )
                 found[name] = item
         return dict(sorted(found.items()))
 
-    def _owner(self, item: object) -> str:
-        """The name of the plugin whose package defines ``item``'s class."""
-        module = type(item).__module__
-        for name, plugin in self.manager.list_name_plugin():
-            home = getattr(plugin, "__name__", type(plugin).__module__)
-            package = home.partition(".")[0]
-            if module == home or module.partition(".")[0] == package:
-                return name
-        return module
+    def providers(self, hook: str, name: str) -> list[str]:
+        """Every plugin whose ``hook`` (a hook without arguments) offers a part called ``name``.
+
+        Parts are often of the contract's own classes (:class:`Command`,
+        :class:`ConfigTable`), which do not tell whose they are; so each plugin
+        is asked alone, through pluggy (wrappers and tracing included). That
+        costs a call per plugin: it is for error messages and ``thatch doctor``.
+        """
+        wanted = name.lower() if hook == "thatch_harnesses" else name
+        named = [(plugin_name, plugin) for plugin_name, plugin in self.manager.list_name_plugin()]
+        found = []
+        for plugin_name, plugin in named:
+            if plugin is None:
+                continue
+            others = [other for _, other in named if other is not None and other is not plugin]
+            alone = self.manager.subset_hook_caller(hook, remove_plugins=others)
+            names = [item.name for result in alone() for item in result or ()]
+            if wanted in (n.lower() if hook == "thatch_harnesses" else n for n in names):
+                found.append(plugin_name)
+        return found
 
     def describe(self) -> list[PluginInfo]:
         """The loaded plugins, by name, with the hooks each implements."""

@@ -1,17 +1,20 @@
 """``thatch prime``: let an installed agent CLI explore the project and save what it learns.
 
-The first harness found on PATH runs the project-primer workflow once,
-non-interactively; thatch exits with its status.
+The first installed harness whose program is on PATH (in the order of
+their names) runs the project-primer workflow once, non-interactively, as
+its ``prime_command`` says; thatch exits with its status.
 """
 
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable, Sequence
-
-import attrs
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from thatch.plugin.errors import ThatchError
+
+if TYPE_CHECKING:
+    from thatch.plugin.harness import Harness
 
 PRIMER_PROMPT = """\
 Prime thatch's memory for this repository. Use the thatch-project-primer skill if you \
@@ -24,49 +27,50 @@ already saved or would change soon. End with a list of the labels you saved.\
 """
 
 
-@attrs.frozen
-class Harness:
-    """An agent CLI that can run one prompt without a terminal."""
-
-    name: str
-    binary: str
-    #: The command line for a prompt, given the binary's path.
-    command: Callable[[str, str], list[str]]
-
-
-#: In the order ``thatch prime`` tries them: the most installed first, so a user
-#: with several gets the one they most likely set up (Claude Code, then Cursor).
-#: ``cursor-agent -p`` would stop at a prompt to approve thatch's MCP server,
-#: which nobody can answer without a terminal: ``--approve-mcps`` approves it.
-HARNESSES = (
-    Harness("claude", "claude", lambda path, prompt: [path, "-p", prompt]),
-    Harness("cursor", "cursor-agent", lambda path, prompt: [path, "-p", "--approve-mcps", prompt]),
-    Harness("opencode", "opencode", lambda path, prompt: [path, "run", prompt]),
-)
-
-
 class NoHarnessError(ThatchError):
     """No supported agent CLI is on PATH."""
 
 
 def choose(
-    wanted: str | None = None, which: Callable[[str], str | None] = shutil.which
+    wanted: str | None = None,
+    which: Callable[[str], str | None] = shutil.which,
+    harnesses: Iterable[Harness] | None = None,
 ) -> list[str]:
-    """The command line that primes the project with the first (or the wanted) harness found."""
-    candidates = [h for h in HARNESSES if wanted in (None, h.name, h.binary)]
+    """The command line that primes the project with the first (or the wanted) harness found.
+
+    ``harnesses`` are tried in their order (default: the installed ones, by
+    name); ``wanted`` is a harness's name or its program's.
+    """
+    commands = _commands(_installed() if harnesses is None else harnesses)
+    candidates = [(h, c) for h, c in commands if wanted in (None, h.name, c[0])]
     if not candidates:
-        names = ", ".join(h.name for h in HARNESSES)
+        names = ", ".join(h.name for h, _ in commands) or "none (install a harness plugin)"
         raise NoHarnessError(f"unknown harness {wanted!r}; choose one of: {names}")
-    for harness in candidates:
-        path = which(harness.binary)
+    for _, command in candidates:
+        path = which(command[0])
         if path:
-            return harness.command(path, PRIMER_PROMPT)
-    looked = ", ".join(h.binary for h in candidates)
-    raise NoHarnessError(
-        f"none of {looked} is on PATH; install one (npm install -g @anthropic-ai/claude-code, "
-        "or Cursor's cursor-agent, or npm install -g opencode-ai) and run "
-        "'thatch setup' for it first"
-    )
+            return [path, *command[1:]]
+    looked = ", ".join(command[0] for _, command in candidates)
+    hints = ", or ".join(h.install_hint for h, _ in candidates if h.install_hint)
+    how = f"install one ({hints})" if hints else "install one"
+    raise NoHarnessError(f"none of {looked} is on PATH; {how} and run 'thatch setup' for it first")
+
+
+def _commands(harnesses: Iterable[Harness]) -> list[tuple[Harness, list[str]]]:
+    """Each harness that can prime, with its command line for the primer prompt."""
+    found = []
+    for harness in harnesses:
+        command = harness.prime_command(PRIMER_PROMPT)
+        if command:
+            found.append((harness, list(command)))
+    return found
+
+
+def _installed() -> list[Harness]:
+    from thatch.plugin.config import Config
+    from thatch.plugins import Plugins
+
+    return list(Plugins.load(Config.load(None)).harnesses().values())
 
 
 def run(command: Sequence[str]) -> int:

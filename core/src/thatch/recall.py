@@ -8,7 +8,7 @@ from typing import Literal
 from thatch.fusion import fuse
 from thatch.plugin.embedder import Embedder
 from thatch.plugin.records import RecallHit, Scope
-from thatch.plugin.storage import Storage
+from thatch.plugin.storage import MemoryStorage
 
 RecallMode = Literal["hybrid", "vector", "words"]
 #: Each list is searched this many times deeper than the results asked for,
@@ -18,7 +18,7 @@ MIN_CANDIDATES = 20
 
 
 def recall(
-    storage: Storage,
+    storage: MemoryStorage,
     embedder: Embedder,
     query: str,
     scope: Scope,

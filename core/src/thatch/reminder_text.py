@@ -2,7 +2,8 @@
 
 The daemon builds its reminders from these lines (:mod:`thatch.nudges.reminder`),
 and a hook command prints them itself when no daemon can answer
-(:mod:`thatch.hookcmd.fallback`), so the two never drift apart.
+(:mod:`thatch.hookcmd.fallback`, as each harness formats them in the hook
+table, :mod:`thatch.hooktable`), so the two never drift apart.
 """
 
 from __future__ import annotations
@@ -32,20 +33,15 @@ SAVE_REMINDER = (
     "a fix, a preference)? Save it with memory_remember."
 )
 
-#: How a harness shows thatch's MCP tools, where that is not the bare name:
-#: opencode names each ``<server>_<tool>``.
-TOOL_PREFIXES = {"opencode": "thatch_"}
 #: The tools the reminders name.
 _NAMED_TOOLS = ("memory_recall", "memory_remember", "extraction_done")
 
 
-def tool_prefix(harness: str | None) -> str:
-    """What ``harness`` puts before each thatch tool's name ("" for none)."""
-    return TOOL_PREFIXES.get(harness or "", "")
-
-
 def named(text: str, prefix: str) -> str:
-    """``text`` (one of the texts above) with each tool it names as the harness shows it."""
+    """``text`` (one of the texts above) with each tool named as the harness shows it.
+
+    ``prefix``: the harness's ``Harness.tool_prefix`` ("" for the bare names).
+    """
     for tool in _NAMED_TOOLS if prefix else ():
         text = text.replace(tool, prefix + tool)
     return text

@@ -13,7 +13,7 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from thatch.plugin.embedder import Embedder, Thresholds
+    from thatch.plugin.harness import Harness
     from thatch.plugin.records import HygieneReport
     from thatch.sessions.store import SessionStore
 
@@ -40,9 +41,27 @@ HYGIENE_TTL_SECONDS = 600.0
 log = logging.getLogger("thatch")
 
 
-def project_folder(env: Mapping[str, str], cwd: str | None) -> str | None:
-    """The caller's project: ``CLAUDE_PROJECT_DIR``, else ``CURSOR_PROJECT_DIR``, else ``cwd``."""
-    return env.get("CLAUDE_PROJECT_DIR") or env.get("CURSOR_PROJECT_DIR") or cwd
+def project_folder(
+    env: Mapping[str, str], cwd: str | None, harnesses: Iterable[Harness] | None = None
+) -> str | None:
+    """The caller's project: the folder a harness names in ``env``, else ``cwd``.
+
+    The harnesses are asked by name, in order, so the answer does not depend
+    on the order plugins load in. ``harnesses``: None asks the installed ones.
+    """
+    if harnesses is None:
+        harnesses = installed_harnesses()
+    for harness in sorted(harnesses, key=lambda harness: harness.name):
+        folder = harness.project_folder(env)
+        if folder:
+            return folder
+    return cwd
+
+
+def installed_harnesses() -> list[Harness]:
+    """The harnesses of the plugins the user's config allows (for callers without a runtime)."""
+    config = Config.load()
+    return list(Plugins.load(config).harnesses().values())
 
 
 @attrs.frozen
@@ -90,6 +109,23 @@ class Runtime:
         # project folder -> (made at, report); folders whose report is being made.
         self._hygiene: dict[str, tuple[float, HygieneReport]] = {}
         self._hygiene_running: set[str] = set()
+        self._write_hook_table()
+
+    def _write_hook_table(self) -> None:
+        """Keep the hook commands' table (:mod:`thatch.hooktable`) in step with these plugins.
+
+        Without it a hook still sends its event, but waits for no cold
+        daemon and prints no stand-in answer: it is worth a log line, never
+        a daemon that does not start.
+        """
+        from thatch.hooktable import hook_table_path, write_hook_table
+        from thatch.plugin.errors import PluginConflictError
+
+        path = hook_table_path(self.config)
+        try:
+            write_hook_table(self.plugins.harnesses().values(), path)
+        except (OSError, PluginConflictError) as exc:
+            log.warning("the hook table %s could not be written: %s", path, exc)
 
     @cached_property
     def sessions(self) -> SessionStore:
@@ -110,10 +146,10 @@ class Runtime:
     def project(self, cwd: str | None, env: Mapping[str, str] | None = None) -> Thatch:
         """A :class:`Thatch` view for the caller's project, sharing storage and model.
 
-        The project folder is ``CLAUDE_PROJECT_DIR``, else ``CURSOR_PROJECT_DIR``,
-        else ``cwd``.
+        The project folder is the one a harness names in ``env``, else ``cwd``
+        (:meth:`project_folder`).
         """
-        folder = project_folder(env or {}, cwd) or str(self._base.cwd)
+        folder = self.project_folder(env or {}, cwd) or str(self._base.cwd)
         now = time.monotonic()
         with self._lock:
             cached = self._views.get(folder)
@@ -122,6 +158,10 @@ class Runtime:
             view = self._base.view(Path(folder))
             self._views[folder] = (now, view)
             return view
+
+    def project_folder(self, env: Mapping[str, str], cwd: str | None) -> str | None:
+        """The caller's project folder, as the installed harnesses read ``env``, else ``cwd``."""
+        return project_folder(env, cwd, self.plugins.harnesses().values())
 
     def hygiene(self, th: Thatch) -> HygieneReport | None:
         """The project's last hygiene report, refreshed in the background when old.
@@ -185,9 +225,9 @@ class Runtime:
         th = self._base
         with self._lock:
             # project() opens the storage under this lock too: never twice.
-            th.storage  # noqa: B018
+            th.memory_storage  # noqa: B018
         th.recall("warm up", stores="all", record=False)
-        if th.storage.has_matchers(th.stores_for("all")):
+        if th.decision_storage.has_matchers(th.stores_for("all")):
             th.decisions.query("warm up", stores="all")
 
     def close(self) -> None:
@@ -258,11 +298,11 @@ class QueryMemo:
         self._lock = threading.Lock()
 
     @property
-    def model_id(self) -> str:  # type: ignore[override]
+    def model_id(self) -> str:
         return self.inner.model_id
 
     @property
-    def dim(self) -> int:  # type: ignore[override]
+    def dim(self) -> int:
         return self.inner.dim
 
     def embed_query(self, text: str) -> npt.NDArray[np.float32]:

@@ -13,8 +13,10 @@ Requests (``op``):
   ``hook``), ``harness`` and ``event`` (for ``thatch hook HARNESS EVENT``,
   else None), ``payload`` (the JSON object read from stdin), ``event_id``
   (unique per hook invocation, so a replayed spool file is taken once),
-  ``received_at`` (epoch seconds), ``cwd``, ``env`` (the harness variables)
-  and ``json`` (the ``--json`` flag). Answer: ``output``, the text to print.
+  ``received_at`` (epoch seconds), ``cwd``, ``env`` (the harnesses'
+  variables, ``Harness.environment``, as the hook table lists them, see
+  :mod:`thatch.hooktable`) and ``json`` (the ``--json`` flag). Answer:
+  ``output``, the text to print.
   A hook whose answer the agent reads adds ``warming_notice: true``; a
   daemon still loading its model then sends ``{"ok": true, "warming":
   true}`` first, at once, so the hook knows to wait longer for the answer
@@ -23,12 +25,13 @@ Requests (``op``):
 - ``call``: ``tool``, ``arguments``, ``cwd``, ``env``. Answer ``result``
   (JSON data), ``text`` and ``is_error``.
 - ``mcp``: opens an MCP session on this connection (what ``thatch mcp``
-  relays). ``cwd`` and ``env`` (the variables of :data:`MCP_ENV` the
-  harness set) say where the caller's project is and which harness's setup
-  to check. Answer: ``notice``, the setup notice (empty when the setup is
-  complete). The client sends nothing before that answer; from then on the
-  connection carries MCP's JSON-RPC messages, one per line, both ways, until
-  either side closes it.
+  relays). ``cwd`` and ``env`` (the variables of :data:`MCP_ENV` and the
+  harnesses' own, from the hook table, that the harness set) say where the
+  caller's project is and which harness's setup to check. Answer:
+  ``notice``, the setup notice (empty when the setup is complete). The
+  client sends nothing before that answer; from then on the connection
+  carries MCP's JSON-RPC messages, one per line, both ways, until either
+  side closes it.
 - ``status``, ``stop``, ``ping``.
 
 A failed request answers ``ok: false`` with ``error``; ``restart: true``
@@ -50,11 +53,10 @@ if TYPE_CHECKING:
 PROTOCOL = 1
 #: Largest message either side accepts (a hook payload is capped below this).
 MAX_MESSAGE = 16 * 1024 * 1024
-#: Environment variables a hook or MCP call forwards to the daemon.
-FORWARDED_ENV = ("CLAUDE_PROJECT_DIR", "CURSOR_PROJECT_DIR", "CURSOR_VERSION")
-#: What ``thatch mcp`` forwards when it opens a session: the project, the harness
+#: Core's own variables ``thatch mcp`` forwards when it opens a session, besides
+#: the harnesses' (``Harness.environment``, from the hook table): the harness
 #: that started it (see :func:`thatch.setup.notice.harness_of`) and the user's home.
-MCP_ENV = (*FORWARDED_ENV, "THATCH_HARNESS", "CLAUDECODE", "OPENCODE", "HOME")
+MCP_ENV = ("THATCH_HARNESS", "HOME")
 #: The op that turns a connection into an MCP session.
 MCP_OP = "mcp"
 
@@ -94,10 +96,10 @@ def decode(line: bytes) -> dict[str, Any]:
     except RecursionError:
         # Hooks refuse payloads this deep; anything else sending one gets a clear no.
         raise WireError("not a JSON line: nested too deeply") from None
-    if not isinstance(message, dict):
-        raise WireError("a message must be a JSON object")
     if unicode_fix.has_surrogate_escape(text):
         message = unicode_fix.scrub(message)
+    if not isinstance(message, dict):
+        raise WireError("a message must be a JSON object")
     return message
 
 

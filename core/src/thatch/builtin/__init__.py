@@ -12,5 +12,4 @@ BUILTIN_PLUGINS: dict[str, str] = {
     "recall-nudge": "thatch.builtin.recall",
     "decision-nudge": "thatch.builtin.decisions",
     "save-reminder": "thatch.builtin.reminder",
-    "plain-delivery": "thatch.builtin.delivery",
 }

@@ -34,7 +34,7 @@ def decision_nudge(
         return None
     stores = th.stores_for(None)
     # Checked before th.decisions is built: an empty model costs no embedding, no setup.
-    if not th.storage.has_matchers(stores):
+    if not th.decision_storage.has_matchers(stores):
         return None
     # Only the predictions the text shows are logged as fired, not every hit.
     hits = th.decisions.query(prompt, limit=DECISION_LIMIT)
@@ -44,7 +44,7 @@ def decision_nudge(
     fires = [(hit.prediction.id, hit.prediction.confidence, hit.score) for hit in built.shown]
 
     def log_fires() -> None:
-        th.storage.record_fires(session_id, fires, datetime.now(UTC))
+        th.decision_storage.record_fires(session_id, fires, datetime.now(UTC))
 
     return attrs.evolve(built.nudge, on_delivered=log_fires)
 

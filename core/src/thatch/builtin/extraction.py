@@ -29,7 +29,7 @@ def thatch_nudges(event: Event, app: Runtime) -> list[Nudge] | None:
     The drain boundary noted is the last interaction the nudge lists:
     interactions that did not fit stay queued for a later nudge instead of
     being drained unseen by ``extraction_done``. The text names the
-    workflow and tool names of the event's harness.
+    workflow and tool names of the event's harness (as its plugin declares them).
     """
     sessions = app.sessions
     state = sessions.state(event.session_id)
@@ -48,7 +48,7 @@ def thatch_nudges(event: Event, app: Runtime) -> list[Nudge] | None:
         state.nudge_level,
         budget,
         total=state.pending,
-        harness=event.harness,
+        harness=app.plugins.harness(event.harness),
     )
     sessions.note_extraction_nudge(event.session_id, built.through_seq)
     return [built.nudge]

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING
 from thatch.nudges.reminder import save_reminder
 from thatch.plugin.nudge import Nudge
 from thatch.plugin.specs import hookimpl
-from thatch.reminder_text import tool_prefix
 
 if TYPE_CHECKING:
     from thatch.plugin.events import Event
@@ -22,4 +21,5 @@ def thatch_nudges(event: Event, app: Runtime) -> list[Nudge]:
     """The save reminder, on every prompt."""
     if event.prompt is None:
         return []
-    return [save_reminder(tool_prefix(event.harness))]
+    harness = app.plugins.harness(event.harness)
+    return [save_reminder(harness.tool_prefix if harness is not None else "")]

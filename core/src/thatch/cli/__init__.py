@@ -18,17 +18,40 @@ import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import argparse
     from collections.abc import Callable, Sequence
+
+    from thatch.plugin.errors import ThatchError
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit status (also used as the console script)."""
-    from thatch.cli.parser import parse_arguments
+    """Run the command line; returns the exit status (also used as the console script).
+
+    Plugins are loaded for parsing only when the command line names no core
+    command (see :mod:`thatch.cli.plugin_cli`), or to run ``thatch setup``.
+    """
+    from thatch.cli import plugin_cli
+    from thatch.cli.parser import (
+        build_parser,
+        parse_arguments,
+        plugin_command_parents,
+        setup_harnesses,
+    )
+    from thatch.plugin.errors import ThatchError
 
     words = list(sys.argv[1:] if argv is None else argv)
-    if not _attended() and _unknown_command(words) is not None:
+    parser = build_parser(setup_harnesses(words))
+    if plugin_cli.wanted(words, parser):
+        try:
+            plugin_cli.add_commands(parser, plugin_command_parents(), _home_of(words))
+        except ThatchError as exc:
+            # Run by a harness, an unknown command stays a stray hook: it fails open.
+            if _attended() or _unknown_command(words, parser) is None:
+                return _report(exc)
+            return _ignore_stray_hook(words, f"the plugins could not be loaded: {exc}")
+    if not _attended() and _unknown_command(words, parser) is not None:
         return _ignore_stray_hook(words)
-    args = parse_arguments(words)
+    args = parse_arguments(words, parser)
     return _run(lambda: int(args.run(args) or 0))
 
 
@@ -40,27 +63,18 @@ def _attended() -> bool:
         return False
 
 
-def _unknown_command(words: Sequence[str]) -> str | None:
-    """The first positional word of ``words`` when it names no thatch command, else None."""
-    import argparse
-
-    from thatch.cli.parser import build_parser
+def _unknown_command(words: Sequence[str], parser: argparse.ArgumentParser) -> str | None:
+    """The first positional word of ``words`` when it names no command of ``parser``, else None."""
+    from thatch.cli.plugin_cli import command_names
     from thatch.hookcmd.args import subcommand
 
     command = subcommand(words)
     if command is None:
         return None
-    parser = build_parser()
-    names = {
-        name
-        for action in parser._actions  # argparse keeps its subcommands nowhere public
-        if isinstance(action, argparse._SubParsersAction)
-        for name in action.choices
-    }
-    return None if command in names else command
+    return None if command in command_names(parser) else command
 
 
-def _ignore_stray_hook(words: Sequence[str]) -> int:
+def _ignore_stray_hook(words: Sequence[str], why: str = "") -> int:
     """Answer a command thatch does not have, run with no one at a terminal: note it, exit 0."""
     import os
     import shlex
@@ -72,6 +86,8 @@ def _ignore_stray_hook(words: Sequence[str]) -> int:
         f"ignored `{command}`: this thatch has no such command (a hook left by an older "
         "setup?); run thatch setup to replace it, or thatch doctor to see where it is"
     )
+    if why:
+        message += f" ({why})"
     print(f"thatch: {message}", file=sys.stderr)
     home = _home_of(words)
     logfile.append(rundir.locate(os.environ, home=home).log_path, "hook", message)
@@ -126,8 +142,7 @@ def _run(command: Callable[[], int]) -> int:
     try:
         status = command()
     except ThatchError as exc:
-        print(f"thatch: {exc}", file=sys.stderr)
-        status = exc.exit_code
+        status = _report(exc)
     except KeyboardInterrupt:
         print("thatch: interrupted", file=sys.stderr)
         status = 130
@@ -136,3 +151,9 @@ def _run(command: Callable[[], int]) -> int:
         sys.stderr.close()
         status = 0
     return status
+
+
+def _report(error: ThatchError) -> int:
+    """A user's error as one line on stderr; returns its exit status."""
+    print(f"thatch: {error}", file=sys.stderr)
+    return error.exit_code

@@ -8,7 +8,9 @@ anything runs.
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from thatch.cli import maintenance_commands as maintenance
 from thatch.cli import memory_commands as memory
@@ -26,6 +28,9 @@ from thatch.cli.inputs import (
 )
 from thatch.hygiene import MAX_STALE_DAYS
 
+if TYPE_CHECKING:
+    from thatch.plugin.harness import Harness
+
 STORE_HELP = "a store name, or 'all' (default: this repository's store and global)"
 #: Arguments that name files or folders: kept byte for byte, all others are
 #: text made storable (see :func:`thatch.cli.inputs.clean_arguments`).
@@ -34,9 +39,44 @@ RESULTS = whole_number(1, MAX_RESULTS)
 PREDICTION_ID = whole_number(1, MAX_ID)
 
 
-def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    """``argv`` (default: the process's) parsed, its text arguments cleaned."""
-    return clean_arguments(build_parser().parse_args(argv), PATH_ARGUMENTS)
+def parse_arguments(
+    argv: Sequence[str] | None = None, parser: argparse.ArgumentParser | None = None
+) -> argparse.Namespace:
+    """``argv`` (default: the process's) parsed, its text arguments cleaned.
+
+    ``parser``: one :func:`build_parser` made, plugin commands maybe added to
+    it (see :mod:`thatch.cli.plugin_cli`); by default one is made here.
+    """
+    words = list(sys.argv[1:] if argv is None else argv)
+    parser = parser or build_parser(setup_harnesses(words))
+    return clean_arguments(parser.parse_args(words), PATH_ARGUMENTS)
+
+
+def plugin_command_parents() -> list[argparse.ArgumentParser]:
+    """What a plugin's command inherits: ``--home`` and ``--json``, as core's reading commands."""
+    return [_reader(_common())]
+
+
+def setup_harnesses(words: Sequence[str]) -> list[Harness]:
+    """The installed harnesses, when ``words`` run ``thatch setup`` (their ``--NAME`` flags).
+
+    Only setup loads plugins to parse its arguments, so every other command
+    (``thatch --help`` too) parses as fast as before. A config or plugin that
+    fails to load gives no flags here; setup itself then reports the error.
+    """
+    from thatch.hookcmd.args import subcommand
+
+    if subcommand(words) != "setup":
+        return []
+    from thatch.plugin.config import Config
+    from thatch.plugin.errors import ThatchError
+    from thatch.plugins import Plugins
+
+    home = getattr(_common().parse_known_args(words)[0], "home", None)
+    try:
+        return list(Plugins.load(Config.load(home)).harnesses().values())
+    except ThatchError:
+        return []
 
 
 def _common() -> argparse.ArgumentParser:
@@ -57,8 +97,8 @@ def _reader(common: argparse.ArgumentParser) -> argparse.ArgumentParser:
     return reader
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The whole ``thatch`` command line."""
+def build_parser(harnesses: Sequence[Harness] = ()) -> argparse.ArgumentParser:
+    """The whole ``thatch`` command line; ``thatch setup`` has a flag for each of ``harnesses``."""
     common = _common()
     reader = _reader(common)
     parser = argparse.ArgumentParser(
@@ -170,7 +210,7 @@ def build_parser() -> argparse.ArgumentParser:
     add("demo", maintenance.demo, "remember and recall a few memories in a throw-away home")
     _add_predictions(commands, common, reader)
     _add_runtime(commands, common, reader)
-    _add_setup(commands, common, reader)
+    _add_setup(commands, common, reader, harnesses)
     return parser
 
 
@@ -178,11 +218,12 @@ def _add_setup(
     commands: argparse._SubParsersAction[argparse.ArgumentParser],
     common: argparse.ArgumentParser,
     reader: argparse.ArgumentParser,
+    harnesses: Sequence[Harness],
 ) -> None:
     """``thatch setup``, ``install``, ``uninstall`` and ``prime``."""
     sub = commands.add_parser(
         "setup",
-        help="turn thatch on for Claude Code, Cursor or opencode (this project, or --global)",
+        help="turn thatch on for your coding agents (this project, or --global)",
         description=(
             "Write the MCP registration, hooks, instructions and skills each chosen harness "
             "needs. Asks on a terminal; in scripts, name the harnesses. Running it again "
@@ -190,9 +231,13 @@ def _add_setup(
         ),
         parents=[reader],
     )
-    for name, title in (("claude", "Claude Code"), ("cursor", "Cursor"), ("opencode", "opencode")):
+    for harness in harnesses:
         sub.add_argument(
-            f"--{name}", action="append_const", const=name, dest="harnesses", help=f"set up {title}"
+            f"--{harness.name}",
+            action="append_const",
+            const=harness.name,
+            dest="harnesses",
+            help=f"set up {harness.title}",
         )
     sub.add_argument(
         "--global",
@@ -209,23 +254,26 @@ def _add_setup(
         help="show installed harness plugins, detected harnesses and what is set up",
     )
     sub.add_argument("--yes", action="store_true", help="do not ask; set up what is detected")
-    sub.set_defaults(run=setup.setup)
+    # No harness named: the flags are built from the installed harnesses, maybe none.
+    sub.set_defaults(run=setup.setup, harnesses=None)
 
     for name, handler, text in (
         ("install", plugins.install, "install a plugin distribution into thatch's environment"),
         ("uninstall", plugins.uninstall, "remove a plugin distribution from thatch's environment"),
     ):
         sub = commands.add_parser(name, help=text, description=text, parents=[common])
-        sub.add_argument("plugin", help="claude, cursor, opencode, or a distribution name or path")
+        sub.add_argument(
+            "plugin", help=f"{', '.join(plugins.KNOWN)}, or a distribution name or path"
+        )
         sub.set_defaults(run=handler)
 
     sub = commands.add_parser(
         "prime",
-        help="let opencode, claude or cursor-agent explore this project and save what it learns",
+        help="let an installed agent CLI explore this project and save what it learns",
         description="Run the project-primer workflow once with the first agent CLI on PATH.",
         parents=[common],
     )
-    sub.add_argument("--harness", help="opencode, claude or cursor (default: the first found)")
+    sub.add_argument("--harness", help="the harness to run (default: the first found on PATH)")
     sub.add_argument("--dry-run", action="store_true", help="print the command, do not run it")
     sub.set_defaults(run=plugins.prime)
 

@@ -9,8 +9,11 @@ import sys
 
 from thatch.plugin.errors import InvalidInputError
 
+#: thatch's own harness plugins, by the short name ``thatch install`` takes:
+#: what to suggest before any harness plugin is installed.
+HARNESS_PLUGINS = ("claude", "cursor", "opencode")
 #: Short names users type, for thatch's own plugin distributions.
-KNOWN = ("claude", "cursor", "opencode", "sqlite", "fastembed")
+KNOWN = (*HARNESS_PLUGINS, "sqlite", "fastembed")
 
 
 def distribution(name: str) -> str:
@@ -46,8 +49,11 @@ def uninstall(args: argparse.Namespace) -> int:
 
 def prime(args: argparse.Namespace) -> int:
     from thatch import prime as priming
+    from thatch.plugin.config import Config
+    from thatch.plugins import Plugins
 
-    command = priming.choose(args.harness)
+    harnesses = Plugins.load(Config.load(getattr(args, "home", None))).harnesses()
+    command = priming.choose(args.harness, harnesses=harnesses.values())
     if args.dry_run:
         import shlex
 

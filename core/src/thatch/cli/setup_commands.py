@@ -9,11 +9,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from thatch.agent_instructions import BRIEFING
 from thatch.cli.output import emit, note
+from thatch.cli.plugin_commands import HARNESS_PLUGINS
 from thatch.plugin import launcher
 from thatch.plugin.config import Config
-from thatch.plugin.errors import InvalidInputError, ThatchError
-from thatch.plugin.setup import SetupContext, SetupTarget
+from thatch.plugin.errors import InvalidInputError
+from thatch.plugin.harness import Harness
+from thatch.plugin.setup import Scope, SetupContext
 from thatch.plugins import Plugins
 from thatch.setup import engine
 
@@ -24,7 +27,7 @@ NEEDS_CHOICE = 2
 def setup(args: argparse.Namespace) -> int:
     home = getattr(args, "home", None)
     config = Config.load(home)
-    targets = {target.name: target for target in Plugins.load(config).setup_targets()}
+    targets = Plugins.load(config).harnesses()
     state_dir = config.paths.state_dir
     if args.status:
         return emit(args.json, _status(targets, args, config), _show_status)
@@ -38,13 +41,9 @@ def setup(args: argparse.Namespace) -> int:
         chosen = _choose(targets, args, config)
     if not chosen:
         _show_status(_status(targets, args, config))
-        note("\nname the harnesses to set up: thatch setup --claude --cursor --opencode")
+        if targets:
+            note(f"\nname the harnesses to set up: thatch setup {_flags(targets)}")
         return NEEDS_CHOICE
-    missing = [name for name in chosen if name not in targets]
-    if missing:
-        raise ThatchError(
-            f"the {missing[0]} plugin is not installed; run 'thatch install {missing[0]}' first"
-        )
     if not args.json and not args.uninstall and not asking:
         _show_launcher(chosen_launcher)
     # Every harness is planned before any is written: a refusal (a file the
@@ -55,6 +54,8 @@ def setup(args: argparse.Namespace) -> int:
         edits = _plan(targets[name], context, state_dir, uninstall=args.uninstall)
         planned.append((targets[name], engine.scope_key(context), edits))
     results = [_one(target, key, edits, state_dir, args) for target, key, edits in planned]
+    if not args.dry_run:
+        _write_hook_table(targets, config)
     if args.json:
         for result in results:
             result["command"] = list(chosen_launcher.command)
@@ -65,13 +66,24 @@ def setup(args: argparse.Namespace) -> int:
     return 0
 
 
+def _write_hook_table(harnesses: dict[str, Harness], config: Config) -> None:
+    """The table the hook commands read (which events wait, their stand-in answers).
+
+    The daemon writes it too when it starts; setup writes it first, so the
+    very first session start waits for the daemon it starts.
+    """
+    from thatch.hooktable import hook_table_path, write_hook_table
+
+    write_hook_table(harnesses.values(), hook_table_path(config))
+
+
 def _context(
     args: argparse.Namespace,
     config: Config,
     name: str,
     chosen: launcher.Launcher | None = None,
 ) -> SetupContext:
-    scope = "global" if args.global_scope else "project"
+    scope: Scope = "global" if args.global_scope else "project"
     project = None
     if scope == "project":
         project = Path(args.project or os.getcwd()).expanduser().resolve()
@@ -86,10 +98,16 @@ def _context(
         command=command,
         env=env,
         environ=dict(os.environ),
+        briefing=BRIEFING,
     )
 
 
-def _choose(targets: dict[str, SetupTarget], args: argparse.Namespace, config: Config) -> list[str]:
+def _flags(harnesses: dict[str, Harness]) -> str:
+    """Every installed harness's flag: ``--claude --cursor``."""
+    return " ".join(f"--{name}" for name in harnesses)
+
+
+def _choose(targets: dict[str, Harness], args: argparse.Namespace, config: Config) -> list[str]:
     """The harnesses named by flags; else, with --yes, those detected; else none."""
     if args.harnesses:
         return list(dict.fromkeys(args.harnesses))
@@ -98,13 +116,11 @@ def _choose(targets: dict[str, SetupTarget], args: argparse.Namespace, config: C
     return _detected(targets, args, config)
 
 
-def _detected(
-    targets: dict[str, SetupTarget], args: argparse.Namespace, config: Config
-) -> list[str]:
+def _detected(targets: dict[str, Harness], args: argparse.Namespace, config: Config) -> list[str]:
     """The harnesses in use here: found by their plugin, or the one running this command."""
     from thatch.setup.notice import harness_of
 
-    running = harness_of(os.environ)
+    running = harness_of(os.environ, targets)
     return [
         name
         for name, target in targets.items()
@@ -118,7 +134,7 @@ def _show_launcher(chosen: launcher.Launcher) -> None:
 
 
 def _interview(
-    targets: dict[str, SetupTarget],
+    targets: dict[str, Harness],
     args: argparse.Namespace,
     config: Config,
     chosen_launcher: launcher.Launcher,
@@ -199,7 +215,7 @@ def ask(question: str, hint: str, default: str, *, extra: str = "") -> str | Non
 
 
 def _plan(
-    target: SetupTarget, context: SetupContext, state_dir: Path, *, uninstall: bool = False
+    target: Harness, context: SetupContext, state_dir: Path, *, uninstall: bool = False
 ) -> list[engine.FileEdit]:
     key = engine.scope_key(context)
     if uninstall:
@@ -210,7 +226,7 @@ def _plan(
     return engine.plan(target.changes(context), installed, inside=context.project)
 
 
-def _next_steps(targets: list[SetupTarget], args: argparse.Namespace) -> None:
+def _next_steps(targets: list[Harness], args: argparse.Namespace) -> None:
     titles = " / ".join(target.title for target in targets)
     print(
         f"\nnext: start a new {titles} session"
@@ -222,7 +238,7 @@ def _next_steps(targets: list[SetupTarget], args: argparse.Namespace) -> None:
 
 
 def _one(
-    target: SetupTarget,
+    target: Harness,
     key: str,
     edits: list[engine.FileEdit],
     state_dir: Path,
@@ -255,7 +271,7 @@ def _one(
     return result
 
 
-def _show_report(target: SetupTarget, key: str, result: dict[str, Any]) -> None:
+def _show_report(target: Harness, key: str, result: dict[str, Any]) -> None:
     done = "removed from" if result["action"] == "uninstall" else "set up in"
     print(f"{target.title} {done} {key}")
     for label, paths in (("wrote", result["written"]), ("deleted", result["deleted"])):
@@ -268,7 +284,7 @@ def _show_report(target: SetupTarget, key: str, result: dict[str, Any]) -> None:
 
 
 def _status(
-    targets: dict[str, SetupTarget], args: argparse.Namespace, config: Config
+    targets: dict[str, Harness], args: argparse.Namespace, config: Config
 ) -> dict[str, Any]:
     installations = engine.status(config.paths.state_dir)
     harnesses = []
@@ -296,7 +312,8 @@ def _status(
 
 def _show_status(status: dict[str, Any]) -> None:
     if not status["plugins"]:
-        print("no harness plugins installed: thatch install claude (or cursor, opencode)")
+        first, *others = HARNESS_PLUGINS
+        print(f"no harness plugins installed: thatch install {first} (or {', '.join(others)})")
     for harness in status["harnesses"]:
         seen = "detected" if harness["detected"] else "not detected"
         evidence = f" ({'; '.join(harness['evidence'])})" if harness["evidence"] else ""

@@ -84,7 +84,7 @@ class Handlers:
             return {**outdated, "daemon": thatch.__version__}, None
         from thatch.daemon.mcp_session import McpSession
 
-        session = McpSession(self.tools, request, self.app.plugins.setup_targets())
+        session = McpSession(self.tools, request, self.app.plugins.harnesses().values())
         return {"ok": True, "notice": session.notice, "daemon": thatch.__version__}, session.serve
 
     def _outdated(self, request: dict[str, Any]) -> dict[str, Any] | None:

@@ -5,8 +5,14 @@ for prompts, nudges composed into the budget → the harness's delivery.
 Bad payloads are logged and answered with nothing: a hook never hurts the
 agent.
 
+Core knows no harness: ``thatch hook NAME EVENT`` goes to the installed
+harness called NAME (:meth:`thatch.plugins.Plugins.harness`), and a named
+command (``thatch flush-tools``) to the harness that serves it
+(``Harness.commands``), unless another harness claims the payload
+(``Harness.claim``): that one then answers, as for its own hooks.
+
 A harness whose prompt hook cannot carry context (Cursor) says so with
-``thatch_context_kinds``. Its prompt's nudges are then held in the session
+``Harness.context_kinds``. Its prompt's nudges are then held in the session
 store and go out, once, with the session's next event of a kind it lists
 (a tool call, a session start); the bookkeeping of delivered nudges runs
 then, not when they were composed.
@@ -15,7 +21,7 @@ then, not when they were composed.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -23,33 +29,44 @@ import attrs
 
 from thatch.extraction import interactions_from
 from thatch.nudges.compose import compose
-from thatch.nudges.delivery import hook_json
-from thatch.payloads import COMMAND_EVENTS, parse_command_payload
 from thatch.plugin.errors import InvalidInputError
 from thatch.plugin.events import Event
+from thatch.plugin.harness import Harness, HookCommand
 from thatch.plugin.nudge import Nudge
-from thatch.runtime import Runtime, project_folder
+from thatch.runtime import Runtime
 
 log = logging.getLogger("thatch")
 
-#: The harness whose format the named commands print by default (plain text,
-#: or ``--json``'s hookSpecificOutput); any other harness's payload is
-#: answered through that harness's plugin.
-NAMED_COMMANDS_HARNESS = "claude"
 
-#: Background results Claude Code hands back as prompts; they get no nudges.
-SYNTHETIC_PROMPT_PREFIX = "<task-notification>"
+@attrs.frozen
+class _Hook:
+    """One parsed hook event and who answers it, in which format."""
+
+    event: Event
+    #: The event's harness: whose context kinds hold nudges.
+    harness: Harness
+    #: The harness serving the named command, when it answers in the command's
+    #: own format; None for ``thatch hook`` and for a claimed payload.
+    command: Harness | None = None
+    #: The command line's ``--json``.
+    as_json: bool = False
+
+    def render(self, nudges: Sequence[Nudge]) -> str:
+        """The exact stdout for ``nudges``."""
+        if self.command is not None:
+            return self.command.answer_command(nudges, self.event, as_json=self.as_json)
+        return self.harness.deliver(nudges, self.event)
 
 
 def handle_hook(app: Runtime, request: Mapping[str, Any], *, replay: bool = False) -> str:
     """The text the hook command prints (empty when there is nothing to say)."""
     command = str(request.get("command", ""))
     try:
-        event = _parse(app, request)
+        hook = _parse(app, request)
     except InvalidInputError as exc:
         log.warning("hook %s: bad payload: %s", command, exc)
         return ""
-    if event is None:
+    if hook is None:
         log.warning(
             "hook %s %s: no plugin handles harness %r; install its plugin (see thatch plugins)",
             request.get("harness"),
@@ -57,63 +74,98 @@ def handle_hook(app: Runtime, request: Mapping[str, Any], *, replay: bool = Fals
             request.get("harness"),
         )
         return ""
-    interactions = interactions_from(event) if event.kind == "tool_use" else []
+    event = hook.event
+    interactions = interactions_from(event, hook.harness) if event.kind == "tool_use" else []
     if not app.sessions.record(event, interactions):
         log.info("hook %s: event %s already processed", command, event.event_id)
         return ""
     app.plugins.ingest(event, app)
     if replay:
         return ""
-    # A named command given another harness's payload answers in that
-    # harness's format, through its plugin, like `thatch hook` does.
-    claude_format = command != "hook" and event.harness == NAMED_COMMANDS_HARNESS
-    if event.kind == "session_start" and claude_format:
-        return _format(_session_reminder(app, event), event, request)
     if event.kind == "session_start":
-        # The harness plugin decides how its harness reads the reminder.
-        reminder = Nudge(source="reminder", text=_session_reminder(app, event))
-        return _deliver(app, event, [reminder, *_take_held(app, event)])
+        reminder = Nudge(source="reminder", text=_session_reminder(app, hook))
+        # A named command's own answer is the reminder alone: held nudges
+        # belong to a harness that reads them from its own hooks.
+        held = _take_held(app, hook) if hook.command is None else []
+        return _deliver(app, hook, [reminder, *held])
     if event.kind != "prompt":
-        held = _take_held(app, event)
-        return _deliver(app, event, held) if held else ""
+        held = _take_held(app, hook)
+        return _deliver(app, hook, held) if held else ""
     if _silenced(app, event):
         return ""
     if command == "flush-predictions":
-        return _prediction_output(app, event, request, claude_format=claude_format)
-    if claude_format:
-        return _format(_prompt_output(app, event), event, request)
-    return _prompt_output(app, event)
+        return _offer(app, hook, app.plugins.nudges(event, app, only="decision-nudge"))
+    return _offer(app, hook, compose(app.plugins.nudges(event, app), app.settings.budget))
 
 
-def _parse(app: Runtime, request: Mapping[str, Any]) -> Event | None:
+def _parse(app: Runtime, request: Mapping[str, Any]) -> _Hook | None:
+    """The event and its answerer; None when no installed harness is named."""
     payload = request.get("payload")
     if not isinstance(payload, Mapping):
         raise InvalidInputError("the payload must be a JSON object")
-    env = request.get("env") if isinstance(request.get("env"), Mapping) else {}
-    command = request.get("command")
-    if command in COMMAND_EVENTS:
-        event: Event | None = parse_command_payload(str(command), payload, env)
-    elif command == "hook":
-        event = app.plugins.parse_event(
-            str(request.get("harness")), str(request.get("event")), payload
-        )
+    env = request.get("env")
+    if not isinstance(env, Mapping):
+        env = {}
+    command = str(request.get("command"))
+    if command == "hook":
+        harness = app.plugins.harness(str(request.get("harness")))
+        if harness is None:
+            return None
+        hook = _Hook(harness.parse_event(str(request.get("event")), payload), harness)
     else:
-        raise InvalidInputError(f"unknown hook command {command!r}")
-    if event is None:
-        return None
-    return attrs.evolve(
-        event,
-        cwd=project_folder(env, event.cwd) or request.get("cwd"),
+        hook = _parse_command(app, command, payload, env, as_json=bool(request.get("json")))
+    event = attrs.evolve(
+        hook.event,
+        cwd=app.project_folder(env, hook.event.cwd) or request.get("cwd"),
         event_id=str(request.get("event_id") or ""),
         received_at=float(request.get("received_at") or 0.0),
     )
+    return attrs.evolve(hook, event=event)
+
+
+def _parse_command(
+    app: Runtime,
+    command: str,
+    payload: Mapping[str, Any],
+    env: Mapping[str, str],
+    *,
+    as_json: bool,
+) -> _Hook:
+    """A named command's event: parsed by the harness serving it, answered by the payload's."""
+    serving, named = _serving(app, command)
+    event = serving.parse_command(named, payload)
+    claimant = _claimant(app, serving, payload, env)
+    if claimant is None:
+        return _Hook(event, serving, command=serving, as_json=as_json)
+    return _Hook(attrs.evolve(event, harness=claimant.name), claimant)
+
+
+def _serving(app: Runtime, command: str) -> tuple[Harness, HookCommand]:
+    """The harness that serves ``command``, and the command as it declares it."""
+    for harness in app.plugins.harnesses().values():
+        for named in harness.commands:
+            if named.name == command:
+                return harness, named
+    raise InvalidInputError(
+        f"unknown hook command {command!r}: no installed harness serves it; "
+        "install the harness plugin that wrote it (see thatch plugins)"
+    )
+
+
+def _claimant(
+    app: Runtime, serving: Harness, payload: Mapping[str, Any], env: Mapping[str, str]
+) -> Harness | None:
+    """The other harness whose payload this is, by its claim; None: the serving harness's."""
+    for harness in app.plugins.harnesses().values():
+        claim = harness.claim
+        if harness is not serving and claim is not None and claim.matches(payload, env):
+            return harness
+    return None
 
 
 def _silenced(app: Runtime, event: Event) -> bool:
-    """No nudges while the session compacts, nor for background results posing as prompts."""
-    if (event.prompt or "").lstrip().startswith(SYNTHETIC_PROMPT_PREFIX):
-        return True
-    return _compacting(app, event)
+    """No nudges while the session compacts, nor for prompts the harness made up."""
+    return event.synthetic or _compacting(app, event)
 
 
 def _compacting(app: Runtime, event: Event) -> bool:
@@ -121,13 +173,10 @@ def _compacting(app: Runtime, event: Event) -> bool:
     return state is not None and state.compacting
 
 
-def _prompt_output(app: Runtime, event: Event) -> str:
-    return _offer(app, event, compose(app.plugins.nudges(event, app), app.settings.budget))
-
-
-def _offer(app: Runtime, event: Event, chosen: list[Nudge]) -> str:
+def _offer(app: Runtime, hook: _Hook, chosen: list[Nudge]) -> str:
     """A prompt's nudges delivered, or held when the harness's prompt hook cannot carry them."""
-    kinds = app.plugins.context_kinds(event.harness)
+    event = hook.event
+    kinds = hook.harness.context_kinds
     if kinds is not None and event.kind not in kinds:
         # Held even when empty: this prompt's (lack of) nudges replaces an
         # older prompt's set, which answers a question no longer asked.
@@ -135,43 +184,28 @@ def _offer(app: Runtime, event: Event, chosen: list[Nudge]) -> str:
         return ""
     if not chosen:
         return ""
-    return _deliver(app, event, chosen)
+    return _deliver(app, hook, chosen)
 
 
-def _prediction_output(
-    app: Runtime, event: Event, request: Mapping[str, Any], *, claude_format: bool
-) -> str:
-    """``flush-predictions``: the decision-model nudge alone, in the harness's format."""
-    from thatch.builtin.decisions import decision_nudge
-
-    th = app.project(event.cwd)
-    nudge = decision_nudge(th, event.prompt or "", event.session_id, app.settings.budget)
-    if nudge is None:
-        return ""
-    if not claude_format:
-        return _offer(app, event, [nudge])
-    app.defer(lambda: _delivered(app, event, [nudge]))
-    return _format(nudge.text, event, request)
-
-
-def _take_held(app: Runtime, event: Event) -> list[Nudge]:
-    """The nudges held for ``event``'s session, if its hook can carry them (taken: once only).
+def _take_held(app: Runtime, hook: _Hook) -> list[Nudge]:
+    """The nudges held for the event's session, if its hook can carry them (taken: once only).
 
     Only an event of the harness that held them takes them, so when Cursor
     reports a tool call through Claude Code's hook too, the Claude-format
     answer, which Cursor may not read, never uses them up; nor is anything
     delivered while the session compacts.
     """
-    kinds = app.plugins.context_kinds(event.harness)
+    event = hook.event
+    kinds = hook.harness.context_kinds
     if kinds is None or event.kind not in kinds or _compacting(app, event):
         return []
     return app.sessions.take_held(event.session_id, event.harness)
 
 
-def _deliver(app: Runtime, event: Event, chosen: list[Nudge]) -> str:
+def _deliver(app: Runtime, hook: _Hook, chosen: list[Nudge]) -> str:
     """The harness's output for ``chosen``, their bookkeeping deferred past the answer."""
-    app.defer(lambda: _delivered(app, event, chosen))
-    return app.plugins.deliver(chosen, event, event.harness)
+    app.defer(lambda: _delivered(app, hook.event, chosen))
+    return hook.render(chosen)
 
 
 def _delivered(app: Runtime, event: Event, chosen: list[Nudge]) -> None:
@@ -180,21 +214,14 @@ def _delivered(app: Runtime, event: Event, chosen: list[Nudge]) -> None:
     if shown:
         app.sessions.mark_shown(event.session_id, shown)
         # Only memories the agent was shown count as recalled (staleness).
-        app.thatch.storage.record_recall(shown, datetime.now(UTC))
+        app.thatch.memory_storage.record_recall(shown, datetime.now(UTC))
     for nudge in chosen:
         if nudge.on_delivered is not None:
             nudge.on_delivered()
 
 
-def _session_reminder(app: Runtime, event: Event) -> str:
+def _session_reminder(app: Runtime, hook: _Hook) -> str:
     from thatch.nudges.reminder import session_reminder
-    from thatch.reminder_text import tool_prefix
 
-    th = app.project(event.cwd)
-    return session_reminder(th, hygiene=app.hygiene(th), tool_prefix=tool_prefix(event.harness))
-
-
-def _format(text: str, event: Event, request: Mapping[str, Any]) -> str:
-    if not text:
-        return ""
-    return hook_json(text, event.hook_event) if request.get("json") else text
+    th = app.project(hook.event.cwd)
+    return session_reminder(th, hygiene=app.hygiene(th), tool_prefix=hook.harness.tool_prefix)

@@ -1,4 +1,12 @@
-"""Running the daemon: lock, socket (bound again if lost), warm-up, spool replay, idle exit."""
+"""Running the daemon: lock, socket (bound again if lost), warm-up, spool replay, idle exit.
+
+Plugins hear the daemon start (``thatch_daemon_started``, once the socket
+listens and before any event is handled) and stop (``thatch_daemon_stopping``,
+once the last event is handled and before storage closes), however it stops:
+idle, ``thatch daemon stop``, a newer client, or a signal. Each call is waited
+for at most :data:`PLUGIN_HOOK_SECONDS`: a plugin that hangs there is logged
+and left behind, and the daemon starts or stops all the same.
+"""
 
 from __future__ import annotations
 
@@ -22,6 +30,7 @@ from thatch.daemon.server import DaemonServer
 from thatch.daemon.spool import Spool
 from thatch.daemon.throttle import Throttle
 from thatch.plugin.config import Config
+from thatch.plugin_parts import with_plugin_tables
 from thatch.plugins import Plugins
 from thatch.runtime import Runtime
 
@@ -36,6 +45,9 @@ SESSION_RETENTION_SECONDS = 7 * 24 * 3600
 PURGE_EVERY_SECONDS = 3600
 #: A step of the loop that keeps failing the same way is logged this often at most.
 FAILURE_LOG_SECONDS = 60.0
+#: How long the daemon waits for all plugins' thatch_daemon_started, then again
+#: for their thatch_daemon_stopping, before it goes on without them.
+PLUGIN_HOOK_SECONDS = 5.0
 
 T = TypeVar("T")
 
@@ -73,7 +85,9 @@ def run(
 
 def _serve(home: str | None, env: Mapping[str, str], located: rundir.RunDir) -> int:
     config = _long_lived(Config.load(home, env))
-    app = Runtime(config, Plugins.load(config, env))
+    plugins = Plugins.load(config, env)
+    # A bad value in a plugin's table fails the start, as one in core's tables does.
+    app = Runtime(with_plugin_tables(config, plugins), plugins)
     spool = Spool(located.spool_dir)
     stopping = threading.Event()
     handlers = Handlers(
@@ -93,17 +107,52 @@ def _serve(home: str | None, env: Mapping[str, str], located: rundir.RunDir) -> 
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(signum, lambda *_: stopping.set())
     log.info("daemon %d listening on %s (database %s)", os.getpid(), bound, config.db_path)
+    # The socket listens; connections wait in its queue until the plugins are told.
+    tell_plugins("thatch_daemon_started", app.plugins.daemon_started, app)
     # Before the first request can arrive: one that needs the model waits for the warm-up.
     app.warming.expect()
-    listener.start()
     try:
+        listener.start()
         _warm_up(app)
         _loop(app, spool, listener, stopping)
     finally:
+        # Accepting stops and the requests being served end: no event comes after.
         listener.close()
+        tell_plugins("thatch_daemon_stopping", app.plugins.daemon_stopping, app)
         app.close()
         log.info("daemon %d stopped", os.getpid())
     return 0
+
+
+def tell_plugins(
+    hook: str,
+    call: Callable[[Runtime], None],
+    app: Runtime,
+    seconds: float = PLUGIN_HOOK_SECONDS,
+) -> bool:
+    """Run a daemon lifecycle hook, waiting for it ``seconds`` at most; False if it took longer.
+
+    It runs on a thread of its own so that a plugin that hangs cannot hold
+    the daemon's start or stop: the thread is a daemon thread, left behind.
+    A plugin that raises is logged and skipped by the plugin manager (the
+    hook is isolated); anything that escapes it is logged here.
+    """
+
+    def run() -> None:
+        try:
+            call(app)
+        except Exception:
+            log.exception("%s failed", hook)
+
+    thread = threading.Thread(target=run, name=hook, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        log.warning(
+            "%s still runs after %g s; the daemon goes on without waiting for it", hook, seconds
+        )
+        return False
+    return True
 
 
 def _loop(app: Runtime, spool: Spool, listener: Listener, stopping: threading.Event) -> None:

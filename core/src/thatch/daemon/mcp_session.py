@@ -28,7 +28,7 @@ from thatch import wire
 
 if TYPE_CHECKING:
     from thatch.mcp_server import ToolBackend
-    from thatch.plugin.setup import SetupTarget
+    from thatch.plugin.harness import Harness
 
 log = logging.getLogger("thatch")
 
@@ -37,22 +37,25 @@ class McpSession:
     """A session the daemon accepted: where its caller works, and what it is told."""
 
     def __init__(
-        self, tools: ToolBackend, request: Mapping[str, Any], targets: Iterable[SetupTarget]
+        self, tools: ToolBackend, request: Mapping[str, Any], targets: Iterable[Harness]
     ) -> None:
         from thatch.mcp_server import setup_check
 
         self.tools = tools
         cwd = request.get("cwd")
         self.cwd = cwd if isinstance(cwd, str) and cwd else None
+        harnesses = list(targets)
+        # Core's own variables, and those each harness sets (its project folder).
+        forwarded = {*wire.MCP_ENV, *(name for h in harnesses for name in h.environment)}
         env = request.get("env")
         self.env = {
             name: value
             for name, value in (env.items() if isinstance(env, Mapping) else ())
-            if name in wire.MCP_ENV and isinstance(value, str)
+            if name in forwarded and isinstance(value, str)
         }
         # The relay's environment, never the daemon's: the daemon may have been
         # started from another project or harness.
-        self.check = setup_check(None, self.env, cwd=self.cwd, targets=targets)
+        self.check = setup_check(None, self.env, cwd=self.cwd, targets=harnesses)
 
     @property
     def notice(self) -> str:

@@ -15,10 +15,10 @@ import attrs
 from thatch.decisions.confidence import DEFAULT_PRIOR, EVIDENCE, confidence, population_prior
 from thatch.decisions.wording import same_statement
 from thatch.names import validate_store
+from thatch.plugin.decision_storage import DecisionStorage
 from thatch.plugin.decisions import SIGNALS, Matcher, Prediction, Signal
 from thatch.plugin.embedder import Embedder
 from thatch.plugin.errors import InvalidInputError
-from thatch.plugin.storage import Storage
 from thatch.redact import redact
 
 #: What an update did, from the user's point of view.
@@ -82,7 +82,7 @@ class DecisionModel:
 
     def __init__(
         self,
-        storage: Storage,
+        storage: DecisionStorage,
         embedder: Embedder,
         *,
         dedup_threshold: float,
@@ -116,24 +116,24 @@ class DecisionModel:
         model = self.embedder.model_id
         vectors = self.embedder.embed_passages([situation, statement])
 
-        found = self._nearest(self.storage.nearest_matchers, vectors[0], store)
-        matcher_created = found is None
-        if found is None:
+        nearest = self._nearest(self.storage.nearest_matchers, vectors[0], store)
+        matcher_created = nearest is None
+        if nearest is None:
             matcher_record = self.storage.add_matcher(store, situation, model, vectors[0])
             match_cosine = 1.0
         else:
-            matcher_record = self.storage.get_matchers([found[0]])[found[0]]
-            match_cosine = found[1]
+            matcher_record = self.storage.get_matchers([nearest[0]])[nearest[0]]
+            match_cosine = nearest[1]
 
-        found = self._same_prediction(vectors[1], statement, store)
-        prediction_created = found is None
-        if found is None:
+        same = self._same_prediction(vectors[1], statement, store)
+        prediction_created = same is None
+        if same is None:
             prior = self._prior(store)
             prediction_id = self.storage.add_prediction(
                 store, statement, rationale, model, vectors[1], prior
             ).id
         else:
-            prediction_id = found
+            prediction_id = same
 
         weight = match_cosine if self.settings.edge_weight_from_cosine else 1.0
         edge_created = self.storage.link(matcher_record.id, prediction_id, round(weight, 4))
@@ -256,7 +256,7 @@ def check_signal(signal: str) -> Signal:
             "use confirm when the user agreed, disconfirm when they chose otherwise, "
             "soft when they hesitated, create to record a new preference"
         )
-    return signal  # type: ignore[return-value]
+    return signal
 
 
 def _clean(what: str, text: str) -> str:

@@ -46,19 +46,24 @@ def draw_reliability(report: CalibrationReport, path: Path) -> Path:
             "drawing the plot needs matplotlib; install it: pip install 'thatch-core[plot]'"
         ) from None
 
-    filled = [b for b in report.bins if b.count]
+    # (confidence, outcome, showings) of each bin with showings: only those have means.
+    points = [
+        (b.mean_confidence, b.mean_outcome, b.count)
+        for b in report.bins
+        if b.mean_confidence is not None and b.mean_outcome is not None
+    ]
     figure, axes = plt.subplots(figsize=(5, 5), dpi=100)
     axes.plot([0, 1], [0, 1], linestyle="--", color="grey", label="perfectly calibrated")
     axes.plot(
-        [b.mean_confidence for b in filled],
-        [b.mean_outcome for b in filled],
+        [confidence for confidence, _, _ in points],
+        [outcome for _, outcome, _ in points],
         marker="o",
         label="predictions",
     )
-    for b in filled:
+    for confidence, outcome, count in points:
         axes.annotate(
-            str(b.count),
-            (b.mean_confidence or 0, b.mean_outcome or 0),
+            str(count),
+            (confidence, outcome),
             textcoords="offset points",
             xytext=(4, -10),
             fontsize=8,

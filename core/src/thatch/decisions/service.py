@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -79,7 +80,7 @@ class Decisions:
         self._th = th
         thresholds = th.thresholds()
         self.model = DecisionModel(
-            th.storage,
+            th.decision_storage,
             th.embedder,
             dedup_threshold=thresholds.dedup,
             fire_threshold=thresholds.prediction,
@@ -124,13 +125,13 @@ class Decisions:
             context, self._th.stores_for(stores), limit=limit, session=session, record=record
         )
 
-    def list(self, stores: StoreChoice = None) -> list[Prediction]:
+    def list(self, stores: StoreChoice = None) -> builtins.list[Prediction]:
         """Predictions of the chosen stores, by id."""
-        return self._th.storage.list_predictions(self._th.stores_for(stores))
+        return self._th.decision_storage.list_predictions(self._th.stores_for(stores))
 
     def show(self, prediction_id: int) -> PredictionDetail:
         """One prediction with its matchers and provenance."""
-        storage = self._th.storage
+        storage = self._th.decision_storage
         prediction = storage.get_predictions([prediction_id]).get(prediction_id)
         if prediction is None:
             raise _missing(prediction_id)
@@ -142,7 +143,7 @@ class Decisions:
             provenance=tuple(storage.provenance(prediction_id)),
         )
 
-    def details(self, stores: StoreChoice = None) -> list[PredictionDetail]:
+    def details(self, stores: StoreChoice = None) -> builtins.list[PredictionDetail]:
         """:meth:`list` with each prediction's matchers and provenance, as :meth:`show` has."""
         return [self.show(prediction.id) for prediction in self.list(stores)]
 
@@ -151,7 +152,7 @@ class Decisions:
         wanted = " ".join(statement.split()).casefold()
         found = [
             p
-            for p in self._th.storage.list_predictions()
+            for p in self._th.decision_storage.list_predictions()
             if " ".join(p.statement.split()).casefold() == wanted
         ]
         if not found:
@@ -169,11 +170,11 @@ class Decisions:
     def delete(self, prediction_id: int) -> Prediction:
         """Delete a prediction with its edges and provenance; returns what was deleted."""
         detail = self.show(prediction_id)
-        if not self._th.storage.delete_prediction(prediction_id):
+        if not self._th.decision_storage.delete_prediction(prediction_id):
             raise _missing(prediction_id)
         return detail.prediction
 
-    def import_calls(self, calls: Iterable[UpdateCall]) -> list[UpdateResult]:
+    def import_calls(self, calls: Iterable[UpdateCall]) -> builtins.list[UpdateResult]:
         """Replay update calls (validated up front by :func:`parse_update_calls`)."""
         return [
             self.update(
@@ -190,7 +191,7 @@ class Decisions:
     def calibration(self, stores: StoreChoice = ALL_STORES) -> CalibrationReport:
         """Brier score and reliability table of the chosen stores' showings."""
         names = None if stores == ALL_STORES else self._th.stores_for(stores)
-        storage = self._th.storage
+        storage = self._th.decision_storage
         return calibration_report(storage.fires(names), storage.signals(names))
 
 

@@ -21,7 +21,9 @@ allowance (default 6 s; ``THATCH_HOOK_COLD_START_MS`` or ``[hooks]
 cold_start_ms``; see :mod:`thatch.hookcmd.command`).
 A hook the daemon did not answer prints nothing, but for a session start
 or a prompt, which get the part of thatch's reminder that needs no daemon
-(:mod:`thatch.hookcmd.fallback`).
+(:mod:`thatch.hookcmd.fallback`). Which events those are, and everything
+else the hooks know of the harnesses, comes from the hook table core writes
+(:mod:`thatch.hookcmd.answers`); the hooks never load plugins.
 ``THATCH_NO_AUTOSTART=1`` stops a hook command from starting the daemon.
 """
 

@@ -15,9 +15,10 @@ to spool than the cap leaves, so the process may then end a little past it
 daemon's answer leaves its file for the daemon to replay, and the event id
 makes a replay of an event the daemon took a no-op.
 
-A session start or a prompt (:mod:`thatch.hookcmd.answers`) may wait longer,
-up to the cold-start allowance (:func:`thatch.hookcmd.cap.cold_start_ms`),
-counted from the same start, when the daemon is not ready:
+A session start or a prompt, as the hook table says (:mod:`thatch.hookcmd.answers`),
+may wait longer, up to the cold-start allowance
+(:func:`thatch.hookcmd.cap.cold_start_ms`), counted from the same start,
+when the daemon is not ready:
 
 - no daemon runs: the daemon is started, and the event (spooled already)
   is sent as soon as it listens; once answered, the spooled copy is removed;
@@ -25,7 +26,9 @@ counted from the same start, when the daemon is not ready:
   the answer that follows.
 
 Either way the backstop moves to the new deadline. Every other event keeps
-the cap: start the daemon and exit, leaving the spooled copy for it.
+the cap: start the daemon and exit, leaving the spooled copy for it. So does
+every event while there is no hook table (never set up, or removed): the
+daemon that hook starts writes the table, and later hooks wait as they should.
 """
 
 from __future__ import annotations
@@ -112,7 +115,10 @@ class _HookRun:
         self.limit_ms = self.cap_ms
         self.extended = False
         self.warming_seen = False
-        self.answer_read = answers.answer_read(args)
+        #: What the hook knows of the harnesses (None: no usable table).
+        self.table: answers.HookTable | None = None
+        #: The agent reads this hook's answer (known from the table only).
+        self.answer_read = False
         #: The daemon answered (it may have had nothing to say).
         self.answered = False
         self.started = 0.0
@@ -127,6 +133,8 @@ class _HookRun:
 
     def _run(self, started: float, stdin_fd: int, stdout_fd: int) -> None:
         self.located = rundir.locate(self.environ, home=self.args.home)
+        self.table = answers.load(self.located.state_dir)
+        self.answer_read = self.table is not None and self.table.kind(self.args) is not None
         self.cap_ms, problem = cap.timeout_ms(self.environ, config_path=self.located.config_file)
         if problem:
             self.notes.append(problem)
@@ -328,14 +336,20 @@ class _HookRun:
     def stand_in(self, stdout_fd: int) -> None:
         """No daemon answered a session start or a prompt: print what needs none.
 
-        See :mod:`thatch.hookcmd.fallback`; a bad payload (no event) still gets nothing.
+        See :mod:`thatch.hookcmd.fallback`; a bad payload (no event) still
+        gets nothing, nor does any hook without a hook table.
         """
-        if self.answered or self.message is None or not self.answer_read:
+        if self.answered or self.message is None:
+            return
+        if self.table is None:
+            self.notes.append("no hook table, so nothing printed; run 'thatch setup'")
+            return
+        if not self.answer_read:
             return
         try:
             from thatch.hookcmd import fallback
 
-            output = fallback.output(self.args, self.message["payload"], self.environ)
+            output = fallback.output(self.args, self.message["payload"], self.environ, self.table)
             if output:
                 self.backstop.writing = True
                 _write_all(stdout_fd, output + "\n")
@@ -389,12 +403,16 @@ class _HookRun:
             "event_id": os.urandom(16).hex(),
             "received_at": time.time(),
             "cwd": _cwd(env),
-            "env": {name: env[name] for name in wire.FORWARDED_ENV if name in env},
+            "env": {name: env[name] for name in self._forwarded() if name in env},
             "json": args.json,
         }
         if self.answer_read:
             message["warming_notice"] = True
         return message
+
+    def _forwarded(self) -> tuple[str, ...]:
+        """The harnesses' variables the daemon reads (``Harness.environment``, from the table)."""
+        return self.table.environment if self.table is not None else ()
 
     def _spool(self) -> None:
         """Note where the event is kept; spool it first if that was cut short before."""

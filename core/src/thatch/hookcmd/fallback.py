@@ -3,23 +3,22 @@
 A daemon that cannot start, hangs or answers with an error must not leave
 the agent without its memory's instructions: a session start still gets the
 fixed part of its reminder (how to recall, what to save), a prompt the
-one-line save reminder, in the format of the harness whose payload came
-(:func:`harness_of`). Both texts come from :mod:`thatch.reminder_text`,
-which the daemon's reminders use too.
+one-line save reminder, in the format of the harness whose payload came.
+Core rendered both in advance, with each harness's own delivery, into the
+hook table (:mod:`thatch.hooktable`, read by :mod:`thatch.hookcmd.answers`),
+from the texts of :mod:`thatch.reminder_text`, which the daemon's reminders
+use too.
 
-Nothing is printed for an event whose answer nobody reads (a tool call, a
-stop), for ``flush-predictions`` (it answers with the decision model alone,
-beside ``flush-tools``, which already carries the save reminder), for
-Cursor's prompt hook (its output cannot add context), nor for a harness
-whose format is unknown here.
+A named command's payload may be another harness's (``Harness.claim``, as
+the daemon tells it): that harness's stand-in for the command's kind of
+event is printed then. Nothing is printed for an event whose answer nobody
+reads (a tool call, a stop), for a named command that answers beside
+another one (``HookCommand.stand_in`` false: ``flush-predictions``), for a
+harness whose hook cannot carry the text (its stand-in is empty), nor
+without a table.
 """
 
 from __future__ import annotations
-
-import json
-
-from thatch import reminder_text
-from thatch.hookcmd import answers
 
 # Not typing.TYPE_CHECKING: a hook command does not import typing.
 TYPE_CHECKING = False
@@ -27,47 +26,23 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
+    from thatch.hookcmd.answers import HookTable
     from thatch.hookcmd.args import HookArgs
 
-#: The Claude Code event a named command answers when the payload names none
-#: (as :data:`thatch.payloads.COMMAND_EVENTS` has it).
-_CLAUDE_EVENTS = {answers.SESSION_START: "SessionStart", answers.PROMPT: "UserPromptSubmit"}
-#: Harnesses that read a session start's or a prompt's plain stdout.
-_PLAIN_TEXT_HARNESSES = frozenset({"claude", "opencode"})
 
-
-def output(args: HookArgs, payload: Mapping[str, Any], environ: Mapping[str, str]) -> str:
+def output(
+    args: HookArgs, payload: Mapping[str, Any], environ: Mapping[str, str], table: HookTable
+) -> str:
     """The hook's stdout standing in for the daemon's answer ("" for none)."""
-    kind = answers.kind(args)
-    if kind is None or args.command == "flush-predictions":
-        return ""
-    if kind == answers.SESSION_START:
-        text = reminder_text.SESSION_REMINDER_STATIC
-    else:
-        text = reminder_text.SAVE_REMINDER
-    harness = harness_of(args, payload, environ)
-    text = reminder_text.named(text, reminder_text.tool_prefix(harness))
-    if harness == "cursor":
-        # Cursor adds context from sessionStart only (see thatch_cursor.delivery).
-        return json.dumps({"additional_context": text}) if kind == answers.SESSION_START else ""
-    if harness not in _PLAIN_TEXT_HARNESSES:
-        return ""
-    if args.json and args.command != "hook":
-        from thatch.nudges.delivery import hook_json
-
-        event = payload.get("hook_event_name")
-        return hook_json(text, event if isinstance(event, str) and event else _CLAUDE_EVENTS[kind])
-    return text
-
-
-def harness_of(args: HookArgs, payload: Mapping[str, Any], environ: Mapping[str, str]) -> str:
-    """The harness the event came from, as the daemon tells it (:mod:`thatch.payloads`).
-
-    ``thatch hook`` names it; a named command reads Claude Code's payloads or
-    Cursor's, which carry a ``conversation_id`` (or run with ``CURSOR_VERSION`` set).
-    """
     if args.command == "hook":
-        return (args.harness or "").lower()
-    if answers.from_cursor(payload, environ):
-        return "cursor"
-    return "claude"
+        harness = table.harnesses.get((args.harness or "").lower())
+        return str(harness["stand_in"].get((args.event or "").lower(), "")) if harness else ""
+    command = table.commands.get(args.command)
+    if command is None or command["stand_in"] is None:
+        return ""
+    serving = command["harness"]
+    claimant = table.claimant(serving, payload, environ)
+    if claimant != serving:
+        # Another harness's payload: answered as that harness answers its own hooks.
+        return str(table.harnesses[claimant]["by_kind"].get(command["answer"], ""))
+    return str(command["stand_in"]["json" if args.json else "plain"])

@@ -147,8 +147,8 @@ class _NestingLimit:
 def _stack_depth() -> int:
     import sys
 
-    depth, frame = 0, sys._getframe()
-    while frame is not None:
+    depth, frame = 1, sys._getframe()
+    while frame.f_back is not None:
         depth, frame = depth + 1, frame.f_back
     return depth
 

@@ -18,6 +18,7 @@ import time
 
 import thatch
 from thatch import rundir, socketguard, wire
+from thatch.hookcmd import answers
 
 # Not typing.TYPE_CHECKING: this start-up path does not import typing.
 TYPE_CHECKING = False
@@ -32,6 +33,16 @@ LISTEN_TIMEOUT = 30.0
 ATTEMPTS = 4
 #: Pause after a connection a stopping daemon dropped unanswered.
 RETRY_PAUSE = 0.1
+
+
+def forwarded_env(located: rundir.RunDir) -> tuple[str, ...]:
+    """The variables a session's opening line forwards: core's and the harnesses'.
+
+    The harnesses' (``Harness.environment``) come from the hook table
+    (:mod:`thatch.hookcmd.answers`); without one, core's own alone.
+    """
+    table = answers.load(located.state_dir)
+    return (*wire.MCP_ENV, *(table.environment if table is not None else ()))
 
 
 class Unavailable(Exception):
@@ -64,12 +75,21 @@ class Opener:
         self.located = located
         self.environ = environ
         self.home = rundir.absolute(home) if home else None
-        self.message = {
+        self.cwd = cwd
+
+    def message(self) -> dict[str, object]:
+        """The session's opening line.
+
+        Built at each attempt: the hook table that names the harnesses'
+        variables may appear only once the daemon this relay started is up.
+        """
+        names = forwarded_env(self.located)
+        return {
             "protocol": wire.PROTOCOL,
             "client": thatch.__version__,
             "op": wire.MCP_OP,
-            "cwd": cwd,
-            "env": {name: environ[name] for name in wire.MCP_ENV if environ.get(name)},
+            "cwd": self.cwd,
+            "env": {name: self.environ[name] for name in names if self.environ.get(name)},
         }
 
     def open(self) -> Session:
@@ -98,7 +118,7 @@ class Opener:
             raise Unavailable("this platform has no Unix sockets")
         sock = socketguard.connect(self.located.socket_path, OPEN_TIMEOUT)
         try:
-            sock.sendall(wire.encode(self.message))
+            sock.sendall(wire.encode(self.message()))
             lines = wire.LineReader(sock)
             answer = wire.decode(lines.line())
             if answer.get("restart") is True:

@@ -4,6 +4,6 @@
 fits nudges into the budget, :mod:`~thatch.nudges.recall`,
 :mod:`~thatch.nudges.decisions` and :mod:`~thatch.nudges.reminder` write the
 built-in texts, :mod:`~thatch.nudges.framing` marks the recorded text they
-quote as data, :mod:`~thatch.nudges.delivery` formats the output. Nothing is
-imported here, so the hook commands can use the delivery formats cheaply.
+quote as data. Each harness formats the output its own way
+(``Harness.deliver``, in its plugin). Nothing is imported here.
 """

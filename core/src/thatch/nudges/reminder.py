@@ -25,8 +25,8 @@ SOURCE = "reminder"
 def save_reminder(tool_prefix: str = "") -> Nudge:
     """The tier-3 fallback nudge: a one-line reminder to save new knowledge.
 
-    ``tool_prefix``: what the harness puts before thatch's tool names
-    (:func:`thatch.reminder_text.tool_prefix`).
+    ``tool_prefix``: what the harness's agents know thatch's tools by,
+    before the bare name (``Harness.tool_prefix``; "" for the bare names).
     """
     return Nudge(source=SOURCE, text=named(SAVE_REMINDER, tool_prefix), tier=3)
 
@@ -50,7 +50,7 @@ def session_reminder(
     ``hygiene`` is a report made earlier (the daemon keeps one per project,
     since a duplicate scan of a large store takes longer than a hook may),
     None to leave the heartbeat out, or :data:`COMPUTE`. ``tool_prefix``:
-    what the harness puts before thatch's tool names.
+    what the harness puts before thatch's tool names (``Harness.tool_prefix``).
     """
     report = th.hygiene(now=now) if hygiene == COMPUTE else hygiene
     return "\n".join(

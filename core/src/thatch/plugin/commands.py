@@ -1,10 +1,12 @@
 """CLI subcommands a plugin adds to ``thatch`` (``thatch receptor ...``).
 
 A plugin returns :class:`Command` objects from ``thatch_commands``. Core adds
-each as a subcommand of ``thatch``, after its own; a name that clashes with
-a core command or another plugin's is refused when the CLI is built, naming
-both. The command's output goes through :class:`CommandContext`, so it
-follows ``--json`` and the terminal-safety rules of core's own commands.
+each as a subcommand of ``thatch``, after its own, with ``--home`` and
+``--json``; a name that clashes with a core command or another plugin's is
+refused when the CLI is built, naming the plugin and the command. Plugins
+are loaded for this only when the command line names no core command. The
+command's output goes through :class:`CommandContext`, so it follows
+``--json`` and the terminal-safety rules of core's own commands.
 """
 
 from __future__ import annotations
@@ -26,12 +28,17 @@ class CommandContext(Protocol):
 
     #: The loaded settings (``config.table(NAME)`` for the plugin's own table).
     config: Config
+    #: Whether the user asked for ``--json`` (every plugin command takes it).
+    json: bool
 
     def open(self) -> Thatch:
         """The Python API for the current project (opens storage; close it when done)."""
 
     def emit(self, data: Any, text: str) -> None:
         """Print ``data`` as JSON under ``--json``, else ``text`` (made terminal-safe)."""
+
+    def note(self, message: str) -> None:
+        """Tell the person at the terminal ``message`` on stderr (made terminal-safe)."""
 
 
 #: Runs the command with its parsed arguments; returns the exit code (None: 0).
@@ -48,4 +55,5 @@ class Command:
     help: str
     run: CommandRunner
     #: Adds the command's arguments (and its own subcommands) to its parser.
+    #: The ``run`` default of the namespace is core's: do not set it.
     arguments: Callable[[argparse.ArgumentParser], None] | None = None

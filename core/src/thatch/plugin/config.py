@@ -3,25 +3,37 @@
 Precedence, highest first: environment variables (``THATCH_DB_PATH``,
 ``THATCH_MODEL``, ``THATCH_MODEL_PATH``, ``THATCH_RECALL_THRESHOLD``,
 ``THATCH_PREDICTION_THRESHOLD``), the config file
-(``<config dir>/config.toml``), built-in defaults. Plugins read their own
-tables from :attr:`Config.sections`.
+(``<config dir>/config.toml``), built-in defaults. Plugins read the tables
+they declare with :meth:`Config.table`.
 """
 
 from __future__ import annotations
 
 import os
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
 from thatch.paths import Paths
 from thatch.plugin.errors import ConfigError
 
+if TYPE_CHECKING:
+    from thatch.plugin.tables import ConfigTable
+
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 DEFAULT_BACKEND = "sqlite"
+
+#: The separable parts of storage, each kept by the backend :meth:`Config.backend_for` names.
+StoragePart = Literal["memories", "decisions", "predictions"]
+STORAGE_PARTS: tuple[StoragePart, ...] = ("memories", "decisions", "predictions")
+#: The top-level tables core reads itself; a plugin may declare a sub-table of one
+#: (``storage.postgres``), never one of them.
+CORE_TABLES = frozenset(
+    {"plugins", "storage", "embedder", "thresholds", "nudges", "hooks", "daemon", "predictions"}
+)
 
 EXAMPLE = """\
 # thatch config (TOML). Every key is optional.
@@ -29,7 +41,10 @@ EXAMPLE = """\
 blocked = []            # plugin names never loaded, e.g. ["receptor"]
 
 [storage]
-backend = "sqlite"
+backend = "sqlite"      # keeps every part below unless that part names its own
+# memories = "sqlite"
+# decisions = "sqlite"
+# predictions = "sqlite"
 # db_path = "/path/to/thatch.db"
 
 [embedder]
@@ -50,6 +65,8 @@ class Config:
     paths: Paths
     db_path: Path
     storage_backend: str = DEFAULT_BACKEND
+    #: Parts kept by another backend than :attr:`storage_backend`, part → backend.
+    storage_parts: Mapping[StoragePart, str] = attrs.field(factory=dict)
     model: str = DEFAULT_MODEL
     model_path: Path | None = None
     blocked_plugins: tuple[str, ...] = ()
@@ -58,10 +75,39 @@ class Config:
     prediction_threshold: float | None = None
     #: The whole parsed config file, for plugins' own tables.
     sections: Mapping[str, Any] = attrs.field(factory=dict)
+    #: The tables loaded plugins declare, checked and with defaults (see :meth:`with_tables`).
+    tables: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict)
 
-    def backend_for(self, part: str) -> str:
-        """The backend that keeps ``part``: ``memories``, ``decisions`` or ``predictions``."""
-        return self.storage_backend
+    def table(self, name: str) -> Mapping[str, Any]:
+        """A plugin's own table (``config.table("receptor")``): checked, defaults filled in.
+
+        Only tables a loaded plugin declares through ``thatch_config_tables``
+        are here; see :mod:`thatch.plugin.tables`.
+        """
+        try:
+            return self.tables[name]
+        except KeyError:
+            declared = ", ".join(sorted(self.tables)) or "none"
+            raise ConfigError(
+                f"no loaded plugin declares the config table [{name}] (declared: {declared}); "
+                "return a ConfigTable for it from the plugin's thatch_config_tables"
+            ) from None
+
+    def with_tables(self, declared: Iterable[ConfigTable]) -> Config:
+        """This config with each declared table read from the file (a bad value raises)."""
+        source = self.paths.config_file
+        tables = {table.name: table.read(self.sections, source) for table in declared}
+        return attrs.evolve(self, tables=tables)
+
+    def backend_for(self, part: StoragePart) -> str:
+        """The backend that keeps ``part``: ``memories``, ``decisions`` or ``predictions``.
+
+        ``[storage] PART = "..."`` when the config file names one, else
+        ``[storage] backend``.
+        """
+        if part not in STORAGE_PARTS:
+            raise ValueError(f"no storage part {part!r}; the parts are: {', '.join(STORAGE_PARTS)}")
+        return self.storage_parts.get(part, self.storage_backend)
 
     @classmethod
     def load(
@@ -83,7 +129,8 @@ class Config:
         return cls(
             paths=paths,
             db_path=Path(db_path).expanduser() if db_path else paths.default_db_path,
-            storage_backend=str(storage.get("backend", DEFAULT_BACKEND)),
+            storage_backend=_backend(storage, "backend", paths.config_file) or DEFAULT_BACKEND,
+            storage_parts=_part_backends(storage, paths.config_file),
             model=env.get("THATCH_MODEL") or str(embedder.get("model", DEFAULT_MODEL)),
             model_path=Path(model_path).expanduser() if model_path else None,
             blocked_plugins=tuple(_string_list(plugins, "blocked", paths.config_file)),
@@ -138,6 +185,25 @@ def _table(data: Mapping[str, Any], key: str, path: Path) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
         raise ConfigError(f"config file {path}: [{key}] must be a table, like:\n{EXAMPLE}")
     return value
+
+
+def _part_backends(storage: Mapping[str, Any], path: Path) -> dict[StoragePart, str]:
+    """The ``[storage]`` parts that name a backend of their own."""
+    chosen = {part: _backend(storage, part, path) for part in STORAGE_PARTS}
+    return {part: name for part, name in chosen.items() if name is not None}
+
+
+def _backend(storage: Mapping[str, Any], key: str, path: Path) -> str | None:
+    """``storage.KEY`` as a backend name; None when the key is not set."""
+    value = storage.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(
+            f"config file {path}: storage.{key} = {value!r} is not a backend name; "
+            f'name the storage plugin\'s backend as a string, e.g. {key} = "{DEFAULT_BACKEND}"'
+        )
+    return value.strip()
 
 
 def _string_list(table: Mapping[str, Any], key: str, path: Path) -> list[str]:

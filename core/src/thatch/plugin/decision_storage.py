@@ -1,16 +1,18 @@
 """The decision model's part of the storage contract.
 
-Every backend implements these methods beside the memory methods of
-:class:`thatch.plugin.storage.Storage`; ``tests/contract`` checks both. Core embeds
-texts, computes confidence and decides what to create; the backend stores,
-links, searches and keeps each change atomic.
+A backend offers it through the ``thatch_decision_storage`` hook, apart from
+the memories (:class:`thatch.plugin.storage.MemoryStorage`): a backend may
+keep both, with one object or two, or only one of them.
+:class:`thatch.testing.contracts.DecisionStorageContract` is its suite. Core
+embeds texts, computes confidence and decides what to create; the backend
+stores, links, searches and keeps each change atomic.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
 from thatch.plugin.decisions import Edge, Fire, Matcher, Prediction, Provenance, Signal
 from thatch.plugin.records import ScoredId
@@ -25,8 +27,19 @@ DecisionKind = Literal["matcher", "prediction"]
 ConfidenceRule = Callable[[float, float, float], float]
 
 
+@runtime_checkable
 class DecisionStorage(Protocol):
     """Matchers, predictions, their edges, provenance and the fire log."""
+
+    def close(self) -> None:
+        """Release connections; the object is not used afterwards.
+
+        Core closes each distinct storage object once: an object that also
+        keeps the memories is closed once for both.
+        """
+
+    def integrity_problems(self) -> list[str]:
+        """Check the stored data; an empty list means it is sound."""
 
     def add_matcher(self, store: str, description: str, model: str, embedding: Vector) -> Matcher:
         """Create a matcher."""

@@ -40,10 +40,14 @@ class Thresholds:
 class Embedder(Protocol):
     """Turns text into unit-length float32 vectors."""
 
-    #: Stable id of the exact weights, stored beside every vector.
-    model_id: str
-    #: Length of each vector.
-    dim: int
+    # Read-only, so a constant, a property or a frozen field provides them.
+    @property
+    def model_id(self) -> str:
+        """Stable id of the exact weights, stored beside every vector."""
+
+    @property
+    def dim(self) -> int:
+        """Length of each vector."""
 
     def embed_query(self, text: str) -> npt.NDArray[np.float32]:
         """One search query as a vector of length ``dim``."""

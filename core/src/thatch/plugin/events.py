@@ -1,7 +1,7 @@
 """Core events: what a harness's hook payload means, independent of the harness.
 
-A harness plugin turns its raw JSON into an :class:`Event`
-(``thatch_parse_event``); observers (``thatch_ingest``) and nudge sources
+A harness (:class:`thatch.plugin.harness.Harness`) turns its raw JSON into
+an :class:`Event` (``Harness.parse_event``); observers (``thatch_ingest``) and nudge sources
 (``thatch_nudges``) only ever see events.
 """
 
@@ -71,6 +71,9 @@ class Event:
     #: The session that started this one as a sub-agent, when the harness
     #: gives sub-agents sessions of their own and says whose (opencode).
     parent_session_id: str | None = None
+    #: The harness made the prompt up (Claude Code hands background results
+    #: back as prompts): it is recorded and observed, but gets no nudges.
+    synthetic: bool = False
 
 
 def shared_identity(kind: str, session_id: str, key: str | None) -> str | None:

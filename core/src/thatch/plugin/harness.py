@@ -8,11 +8,25 @@ hook NAME EVENT`` parses with :meth:`Harness.parse_event` and answers with
 and reads :meth:`Harness.config_files`; ``thatch prime`` runs
 :meth:`Harness.prime_command`. Core itself knows no harness by name.
 
+Named commands (:attr:`Harness.commands`, ``thatch flush-tools``) are parsed
+with :meth:`Harness.parse_command` and answered with
+:meth:`Harness.answer_command`, unless another harness's :attr:`Harness.claim`
+says the payload is its own: that harness then answers, as for its own hooks.
+
 The hook command never loads plugins (it must stay on the standard
-library), so what it needs when no daemon answers is data:
-:attr:`Harness.hook_answers` names the events whose output the agent reads,
-and core renders their stand-in answers with :meth:`Harness.deliver` into a
-small table the hook reads (see ``docs/architecture.md``).
+library), so what it needs is data, in a small table core writes from the
+harnesses when the daemon starts and at ``thatch setup``
+(:mod:`thatch.hooktable`): :attr:`Harness.hook_answers` (the events whose
+output the agent reads, so only they wait for a starting daemon),
+:attr:`Harness.commands`, :attr:`Harness.claim`, :attr:`Harness.environment`
+(the variables the hook forwards), and the stand-in answers printed when no
+daemon answers, rendered in advance with :meth:`Harness.deliver` and
+:meth:`Harness.answer_command` from the fixed reminder texts.
+
+The extraction nudge (run in the daemon) asks the event's harness how its
+events name thatch's tools (:attr:`Harness.thatch_tool_prefixes`,
+:attr:`Harness.mcp_tool_marker`) and which workflow it has
+(:attr:`Harness.extraction_workflow`).
 """
 
 from __future__ import annotations
@@ -26,7 +40,7 @@ import attrs
 if TYPE_CHECKING:
     from thatch.plugin.events import Event, EventKind
     from thatch.plugin.nudge import Nudge
-    from thatch.plugin.setup import Change, Detection, SetupContext, SetupTarget
+    from thatch.plugin.setup import Change, Detection, Scope, SetupContext, SetupTarget
 
 #: What the agent reads a hook's answer as: the session's briefing, or context for a prompt.
 AnswerKind = Literal["session_start", "prompt"]
@@ -46,6 +60,9 @@ class HookCommand:
     event: str
     #: What ``thatch --help`` says about it.
     help: str = ""
+    #: Whether the hook prints the reminder that needs no daemon when none
+    #: answers (False for a command that answers beside another that does).
+    stand_in: bool = True
 
 
 @attrs.frozen
@@ -60,32 +77,115 @@ class PayloadClaim:
     keys: tuple[str, ...] = ()
     environ: tuple[str, ...] = ()
 
+    def matches(self, payload: Mapping[str, Any], environ: Mapping[str, str]) -> bool:
+        """Whether ``payload``, received with ``environ``, is the claiming harness's."""
+        return any(key in payload for key in self.keys) or any(
+            environ.get(name) for name in self.environ
+        )
+
+
+@attrs.frozen
+class ExtractionWorkflow:
+    """The workflow a harness has for saving what tool calls taught, as the nudge names it.
+
+    Setup installs thatch's workflows (:mod:`thatch.workflows`) as the
+    harness's skills, rules or agents; the extraction nudge tells the agent
+    to use this one, besides giving the steps themselves.
+    """
+
+    #: The workflow's name as installed (``thatch-fact-extractor``).
+    name: str
+    #: What it is in the harness: ``skill``, ``rule`` or ``agent`` (a rule is followed).
+    kind: str
+    #: How to hand the work to a sub-agent, when the harness has them
+    #: (`` (give it this block)``; "" for none).
+    handoff: str = ""
+
 
 @runtime_checkable
 class Harness(Protocol):
-    """One coding agent: its events, its output format, its setup and its checks."""
+    """One coding agent: its events, its output format, its setup and its checks.
 
-    #: Short name: ``thatch hook NAME``, ``thatch setup --NAME``, ``Event.harness``.
-    name: str
-    #: What users call it (``Claude Code``).
-    title: str
-    #: Hook events whose output the agent reads, by the harness's event name
-    #: (compared case-insensitively), and what each stands for. Only these
-    #: wait for a starting daemon; all others spool and return at once.
-    hook_answers: Mapping[str, AnswerKind]
-    #: Event kinds whose hook output reaches the agent as context; None when
-    #: the prompt hook carries it. Without ``prompt``, core holds a prompt's
-    #: nudges and delivers them with the next event of one of these kinds.
-    context_kinds: frozenset[EventKind] | None
-    #: Named commands this harness serves (empty for most harnesses).
-    commands: Sequence[HookCommand]
-    #: How to tell this harness's payloads in another harness's named commands (None: never).
-    claim: PayloadClaim | None
-    #: Environment variables the harness sets that the daemon needs, forwarded
-    #: from the hook and the MCP relay (its project folder variable first).
-    environment: tuple[str, ...]
-    #: Prefix the harness puts before thatch's MCP tool names (``mcp__thatch__``).
-    tool_prefix: str
+    The data members are read-only: a class attribute (as :class:`HarnessBase`
+    has them), a property or a frozen field provides each.
+    """
+
+    @property
+    def name(self) -> str:
+        """Short name: ``thatch hook NAME``, ``thatch setup --NAME``, ``Event.harness``."""
+
+    @property
+    def title(self) -> str:
+        """What users call it (``Claude Code``)."""
+
+    @property
+    def hook_answers(self) -> Mapping[str, AnswerKind]:
+        """Hook events whose output the agent reads, by the harness's event name
+        (compared case-insensitively), and what each stands for. Only these
+        wait for a starting daemon; all others spool and return at once.
+        """
+
+    @property
+    def context_kinds(self) -> frozenset[EventKind] | None:
+        """Event kinds whose hook output reaches the agent as context; None when
+        the prompt hook carries it. Without ``prompt``, core holds a prompt's
+        nudges and delivers them with the next event of one of these kinds.
+        """
+
+    @property
+    def commands(self) -> Sequence[HookCommand]:
+        """Named commands this harness serves (empty for most harnesses)."""
+
+    @property
+    def claim(self) -> PayloadClaim | None:
+        """How to tell this harness's payloads in another harness's named commands (None: never)."""
+
+    @property
+    def environment(self) -> tuple[str, ...]:
+        """Environment variables the harness sets that the daemon needs, forwarded
+        from the hook and the MCP relay (its project folder variable first).
+        """
+
+    @property
+    def tool_prefix(self) -> str:
+        """What thatch's texts (reminders, nudges, the stand-in answers) put
+        before a tool's bare name (``memory_recall``) so the agent finds it:
+        opencode ``thatch_``; "" for the bare name. Not how the harness's
+        events report the tools (:attr:`thatch_tool_prefixes`): Claude Code
+        reports ``mcp__thatch__memory_recall``, but its agents find the tool
+        by the bare name, which keeps the texts short, so its prefix is "".
+        """
+
+    @property
+    def thatch_tool_prefixes(self) -> tuple[str, ...]:
+        """How the harness's events name the tools of thatch's MCP server: a
+        name starting with one of these is thatch's, plugins' tools included
+        (Claude Code ``mcp__thatch__``, opencode ``thatch_``). A bare name of
+        one of thatch's own tools is always thatch's. The extraction leaves
+        thatch's tool calls out of the queue.
+        """
+
+    @property
+    def mcp_tool_marker(self) -> str:
+        """What the harness's events may put before the name of any MCP tool
+        (Cursor ``MCP:``); taken off before the name is compared ("" for none).
+        """
+
+    @property
+    def extraction_workflow(self) -> ExtractionWorkflow | None:
+        """The workflow the extraction nudge names, or None: the steps alone."""
+
+    @property
+    def install_hint(self) -> str:
+        """How to install the program :meth:`prime_command` runs, for ``thatch prime``'s
+        error when none is on PATH (``npm install -g opencode-ai``; "" when unknown).
+        """
+
+    @property
+    def instruction_scopes(self) -> frozenset[Scope]:
+        """Setup scopes whose files carry thatch's whole instructions (a rule file,
+        AGENTS.md): once such a setup is complete, the MCP server sends only a pointer.
+        """
 
     def parse_event(self, hook_event: str, payload: Mapping[str, Any]) -> Event:
         """The core event of one raw hook payload.
@@ -96,7 +196,28 @@ class Harness(Protocol):
         """
 
     def deliver(self, nudges: Sequence[Nudge], event: Event) -> str:
-        """The exact stdout the harness reads for ``nudges`` answering ``event`` ("" for none)."""
+        """The exact stdout the harness reads for ``nudges`` answering ``event`` ("" for none).
+
+        Core also calls it when it writes the hook table, for the stand-in
+        reminder of each of :attr:`hook_answers` (an event with no session):
+        the format must depend on the event's name and kind alone.
+        """
+
+    def parse_command(self, command: HookCommand, payload: Mapping[str, Any]) -> Event:
+        """The core event of a payload one of :attr:`commands` received.
+
+        Also called for another harness's payload that :attr:`claim` gave to
+        that harness; core then sets ``Event.harness`` to the claimant.
+        Raise :class:`thatch.plugin.errors.InvalidInputError` as
+        :meth:`parse_event` does.
+        """
+
+    def answer_command(self, nudges: Sequence[Nudge], event: Event, *, as_json: bool) -> str:
+        """The stdout of one of :attr:`commands` answering ``event`` ("" for none).
+
+        ``as_json``: the command line had ``--json``. A claimed payload is
+        answered with the claimant's :meth:`deliver` instead.
+        """
 
     def project_folder(self, environ: Mapping[str, str]) -> str | None:
         """The project folder the harness names in its environment, or None."""
@@ -138,12 +259,25 @@ class HarnessBase:
     claim: PayloadClaim | None = None
     environment: tuple[str, ...] = ()
     tool_prefix: str = ""
+    thatch_tool_prefixes: tuple[str, ...] = ()
+    mcp_tool_marker: str = ""
+    extraction_workflow: ExtractionWorkflow | None = None
+    install_hint: str = ""
+    instruction_scopes: frozenset[Scope] = frozenset()
 
     def parse_event(self, hook_event: str, payload: Mapping[str, Any]) -> Event:
         raise NotImplementedError(f"harness {self.name!r} does not parse events")
 
     def deliver(self, nudges: Sequence[Nudge], event: Event) -> str:
         raise NotImplementedError(f"harness {self.name!r} does not deliver nudges")
+
+    def parse_command(self, command: HookCommand, payload: Mapping[str, Any]) -> Event:
+        """The command's event, read as :meth:`parse_event` reads it."""
+        return self.parse_event(command.event, payload)
+
+    def answer_command(self, nudges: Sequence[Nudge], event: Event, *, as_json: bool) -> str:
+        """What :meth:`deliver` prints, with or without ``--json``."""
+        return self.deliver(nudges, event)
 
     def project_folder(self, environ: Mapping[str, str]) -> str | None:
         return None

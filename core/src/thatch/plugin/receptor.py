@@ -12,7 +12,7 @@ Sources come from ``thatch_receptor_signals``, rules from
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 import attrs
 
@@ -22,11 +22,37 @@ if TYPE_CHECKING:
 #: Layer B's axes, and layer A's (``flow``).
 Axis = Literal["frustration", "seeking", "uncertainty", "fatigue", "isolation", "flow"]
 AXES: tuple[Axis, ...] = ("frustration", "seeking", "uncertainty", "fatigue", "isolation", "flow")
-#: How an interpretation reaches the agent, quietest first.
+#: How an interpretation reaches the agent, quietest first: not at all (recorded
+#: only), a probe run and its result cached, an offer the agent accepts or dismisses,
+#: results the agent reads with a tool, and one item placed in its context.
 DeliveryMode = Literal["drop", "silent", "passive", "notification", "active"]
 DELIVERY_MODES: tuple[DeliveryMode, ...] = ("drop", "silent", "passive", "notification", "active")
 #: The receptor's time windows: 5 minutes, 30 minutes and the whole session.
 Window = Literal["short", "medium", "session"]
+WINDOWS: tuple[Window, ...] = ("short", "medium", "session")
+#: How far back each window reaches, in seconds (``session``: to the session's start).
+WINDOW_SECONDS: Mapping[Window, float | None] = {"short": 300.0, "medium": 1800.0, "session": None}
+#: Pattern labels of recent work that the receptor's layers give; a plugin may add others.
+PATTERNS: tuple[str, ...] = ("trial_error", "wandering", "exploring", "implementation")
+
+_unit = [attrs.validators.ge(0.0), attrs.validators.le(1.0)]
+
+
+def delta_key(earlier: Window, later: Window, axis: Axis) -> str:
+    """The key of :attr:`FiringComposition.deltas` for ``axis`` from one window to another.
+
+    ``delta_key("medium", "short", "frustration")`` is ``"medium-short:frustration"``:
+    the axis's value over the short window minus its value over the medium one.
+    """
+    return f"{earlier}-{later}:{axis}"
+
+
+def _unit_values(
+    instance: object, attribute: attrs.Attribute[Any], axes: Mapping[str, float]
+) -> None:
+    outside = sorted(axis for axis, value in axes.items() if not 0.0 <= value <= 1.0)
+    if outside:
+        raise ValueError(f"{attribute.name}: {', '.join(outside)} not between 0 and 1")
 
 
 @attrs.frozen
@@ -37,7 +63,7 @@ class SignalReading:
     source: str
     axis: Axis
     #: How strongly the event points at the axis, 0 (not at all) to 1.
-    value: float = attrs.field(validator=[attrs.validators.ge(0.0), attrs.validators.le(1.0)])
+    value: float = attrs.field(validator=_unit)
     #: Why, in a few words (``"pytest failed 3 times in 4 minutes"``).
     detail: str = ""
 
@@ -48,9 +74,12 @@ class EventHistory(Protocol):
 
     #: The session the history is of.
     session_id: str
+    #: The current event's time (seconds since the epoch). An event without one
+    #: is placed a nominal step after the one before (``[receptor] step_seconds``).
+    now: float
 
     def window(self, window: Window) -> Sequence[Event]:
-        """The events of one time window, oldest first, the current event last."""
+        """The events of one window (:data:`WINDOW_SECONDS`), oldest first, the current last."""
 
 
 @runtime_checkable
@@ -74,18 +103,21 @@ class FiringComposition:
 
     session_id: str
     #: Each axis's value at the firing, 0 to 1.
-    axes: Mapping[Axis, float]
+    axes: Mapping[Axis, float] = attrs.field(validator=_unit_values)
     #: The axes over their thresholds.
     fired: frozenset[Axis]
     #: The readings that contributed, strongest first.
     signals: tuple[SignalReading, ...]
-    #: Change of each axis between windows (``"short-medium:frustration"``).
+    #: Change of each axis between windows, keyed by :func:`delta_key`.
     deltas: Mapping[str, float]
-    #: The shape of the recent work (``trial_error``, ``wandering``, ``exploring``,
-    #: ``implementation``...).
+    #: The shape of the recent work (one of :data:`PATTERNS`, or a plugin's own).
     pattern: str
     #: Whether layer A (flow) holds: deep work, where active delivery is forbidden.
     in_flow: bool = False
+    #: The event that made it fire (:attr:`Event.event_id`): a delivery answers it.
+    event_id: str = ""
+    #: That event's time (:attr:`EventHistory.now`).
+    at: float = 0.0
 
 
 @attrs.frozen
@@ -99,8 +131,9 @@ class Interpretation:
     mode: DeliveryMode
     #: Shown to the agent: why this is offered now.
     reason: str
-    #: How sure the rule is, 0 to 1; the receptor compares it with its delivery thresholds.
-    score: float = 1.0
+    #: How sure the rule is, 0 to 1; the receptor compares it with its delivery and
+    #: silent thresholds (under both: dropped, and recorded for learning).
+    score: float = attrs.field(default=1.0, validator=_unit)
 
 
 @runtime_checkable

@@ -1,9 +1,11 @@
 """What a harness plugin asks ``thatch setup`` to do, as data.
 
-A plugin's ``thatch_setup_targets()`` returns :class:`SetupTarget` objects.
-Each describes, for a :class:`SetupContext`, the changes it wants — never
-writing files itself — so that core can apply them idempotently, show them
-as a diff, back files up, and undo exactly what it did.
+A :class:`~thatch.plugin.harness.Harness` describes, for a
+:class:`SetupContext`, the changes it wants — never writing files itself —
+so that core can apply them idempotently, show them as a diff, back files
+up, and undo exactly what it did. The context also carries what core wants
+every agent told (:class:`Briefing`), for the harness to install in its own
+form: a rule file, a block in an instructions file, skills.
 """
 
 from __future__ import annotations
@@ -18,8 +20,36 @@ Scope = Literal["project", "global"]
 
 
 @attrs.frozen
+class Workflow:
+    """One of thatch's memory workflows, rendered for a harness."""
+
+    name: str
+    #: One line: what it does and when to use it.
+    description: str
+    #: One line for a caller that hands the workflow to another agent.
+    handoff: str
+    #: The procedure, in Markdown, without front matter.
+    body: str
+
+
+@runtime_checkable
+class Briefing(Protocol):
+    """What core wants every agent told: its instructions and its workflows.
+
+    Harnesses show MCP tools under different names, so both name each tool
+    with the ``prefix`` the harness puts before it (``"thatch_"``).
+    """
+
+    def instructions(self, prefix: str = "", level: int = 1) -> str:
+        """The instructions as Markdown, under a heading of ``level``."""
+
+    def workflows(self, prefix: str = "", kind: str = "skill") -> Sequence[Workflow]:
+        """Every workflow, each calling itself a ``kind`` (skill, rule, agent)."""
+
+
+@attrs.frozen
 class SetupContext:
-    """Where and how thatch is being set up."""
+    """Where and how thatch is being set up, and what the agent is to be told."""
 
     scope: Scope
     #: The project folder (project scope); None for a global setup.
@@ -33,6 +63,9 @@ class SetupContext:
     #: The environment setup runs in, for settings a harness takes from it
     #: (``CLAUDE_CONFIG_DIR``); empty in tests that do not set one.
     environ: Mapping[str, str] = attrs.field(factory=dict)
+    #: The instructions and workflows to install; core fills them in
+    #: (tests: :data:`thatch.testing.BRIEFING`).
+    briefing: Briefing = attrs.field(kw_only=True)
 
     def run(self, *args: str) -> str:
         """A shell command line running thatch with ``args`` (quoted where needed)."""
@@ -185,12 +218,17 @@ class Detection:
 
 @runtime_checkable
 class SetupTarget(Protocol):
-    """One harness ``thatch setup`` can configure."""
+    """The setup half of a harness: what :class:`~thatch.plugin.harness.HarnessBase`
+    asks for :meth:`detect`, :meth:`changes` and :meth:`problems`."""
 
-    #: Short name, used on the command line (``--claude``) and in ``thatch hook NAME ...``.
-    name: str
-    #: What users call it (``Claude Code``).
-    title: str
+    # Read-only, so a frozen class or a class attribute provides them.
+    @property
+    def name(self) -> str:
+        """Short name, used on the command line (``--claude``) and in ``thatch hook NAME ...``."""
+
+    @property
+    def title(self) -> str:
+        """What users call it (``Claude Code``)."""
 
     def detect(self, context: SetupContext) -> Detection:
         """Whether the harness is installed or configured for this user or project."""
@@ -200,3 +238,25 @@ class SetupTarget(Protocol):
 
     def problems(self, context: SetupContext) -> Sequence[str]:
         """What is missing or broken in the current setup, each with its fix (empty: fine)."""
+
+
+def compare_installed(files: Mapping[Path, str]) -> tuple[list[str], list[str]]:
+    """The workflows whose file is missing, and those whose file differs, by name.
+
+    ``files`` maps each installed workflow's path (named ``<workflow>.<ext>``)
+    to the text setup writes there. A file that cannot be read counts as
+    differing: setup rewrites it.
+    """
+    missing: list[str] = []
+    stale: list[str] = []
+    for path, wanted in files.items():
+        try:
+            text: str | None = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            missing.append(path.stem)
+            continue
+        except (OSError, UnicodeDecodeError):
+            text = None
+        if text != wanted:
+            stale.append(path.stem)
+    return missing, stale

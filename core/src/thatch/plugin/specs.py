@@ -22,19 +22,18 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import pluggy
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping, Sequence
+    from collections.abc import Iterable
 
     from thatch.plugin.commands import Command
     from thatch.plugin.config import Config
     from thatch.plugin.decision_storage import DecisionStorage
     from thatch.plugin.embedder import Embedder
-    from thatch.plugin.events import Event, EventKind
+    from thatch.plugin.events import Event
     from thatch.plugin.harness import Harness
     from thatch.plugin.nudge import Nudge
     from thatch.plugin.prediction_log import PredictionStorage
     from thatch.plugin.receptor import InterpretationRule, SignalSource
-    from thatch.plugin.setup import SetupTarget
-    from thatch.plugin.storage import MemoryStorage, Storage
+    from thatch.plugin.storage import MemoryStorage
     from thatch.plugin.tables import ConfigTable
     from thatch.plugin.tool import Tool
     from thatch.runtime import Runtime
@@ -173,7 +172,8 @@ def thatch_daemon_stopping(app: Runtime) -> None:
     """The daemon is shutting down: stop background work and flush it. Isolated.
 
     Runs once, after the last event is handled and before storage closes.
-    Return within a few seconds: the daemon's stop waits for it.
+    Return within a few seconds: the daemon's stop waits for all plugins together at most
+    5 s (``thatch.daemon.lifecycle.PLUGIN_HOOK_SECONDS``), then goes on without them.
 
     :param app: the daemon's runtime.
     """
@@ -228,80 +228,6 @@ def thatch_receptor_rules() -> Iterable[InterpretationRule] | None:
     """Contribute interpretation rules: what a firing composition calls for.
 
     :return: zero or more :class:`thatch.plugin.InterpretationRule`.
-    """
-
-
-# -- TRANSITION: replaced by thatch_harnesses and the three storage hooks ----
-
-
-@hookspec(firstresult=True)
-def thatch_storage(config: Config) -> Storage | None:
-    """Open the storage backend that keeps memories.
-
-    The first plugin that returns an object wins, so a backend returns None
-    unless ``config.storage_backend`` names it.
-
-    :param config: the loaded settings; ``config.db_path`` is where an
-        embedded backend keeps its file.
-    :return: an object that implements :class:`thatch.plugin.Storage`, or None.
-    """
-
-
-@hookspec(firstresult=True)
-def thatch_parse_event(harness: str, hook_event: str, payload: Mapping[str, Any]) -> Event | None:
-    """Turn one raw hook payload of a harness into a core event.
-
-    Called by ``thatch hook HARNESS EVENT`` in the daemon. Return None unless
-    ``harness`` is yours; core fills in ``event_id`` and ``received_at``.
-    Raise ``thatch.errors.InvalidInputError`` naming the field when the
-    payload is malformed: the hook still exits 0 and the error is logged.
-
-    :param harness: the harness name given on the command line (``claude``).
-    :param hook_event: the event name given on the command line.
-    :param payload: the JSON object the harness wrote to stdin.
-    :return: the :class:`thatch.plugin.events.Event`, or None.
-    """
-
-
-@hookspec(firstresult=True)
-def thatch_deliver(nudges: Sequence[Nudge], event: Event, harness: str) -> str | None:
-    """Format the chosen nudges as the hook command's output for a harness.
-
-    Core's own delivery (plain text, nudges separated by blank lines) runs
-    last, so a harness plugin returns None for harnesses that are not its own.
-
-    :param nudges: the nudges that fit the budget, in order.
-    :param event: the event being answered.
-    :param harness: the harness that will read the output.
-    :return: the exact text to print on stdout, or None.
-    """
-
-
-@hookspec(firstresult=True)
-def thatch_context_kinds(harness: str) -> Iterable[EventKind] | None:
-    """Name the event kinds whose hook output reaches a harness's agent as context.
-
-    Only a harness whose prompt hook cannot carry context needs it. When
-    ``prompt`` is not among the kinds, core holds the nudges composed for a
-    prompt in the session store and delivers them, once, through
-    ``thatch_deliver`` with the session's next event of one of these kinds
-    from the same harness; a newer prompt's nudges replace a set still
-    waiting. Return None for other harnesses: when no plugin answers, core
-    delivers nudges with the prompt itself.
-
-    :param harness: the harness that sent the event (``event.harness``).
-    :return: event kinds such as ``session_start`` and ``tool_use``, or None.
-    """
-
-
-@hookspec
-def thatch_setup_targets() -> Iterable[SetupTarget] | None:
-    """Offer the harnesses ``thatch setup`` can configure.
-
-    Each target describes its changes as data; core applies them, keeps a
-    backup, shows a diff on ``--dry-run`` and undoes them on ``--uninstall``.
-
-    :return: zero or more :class:`thatch.setup.model.SetupTarget`.
     """
 
 

@@ -1,9 +1,13 @@
-"""The storage contract every backend implements.
+"""The memories' part of the storage contract.
 
-Backends are found through the ``thatch_storage`` hook. Core validates names,
-redacts secrets and computes embeddings before it calls a backend, so a
-backend only stores, indexes and searches. ``tests/contract`` holds the suite
-every backend must pass.
+A backend offers it through the ``thatch_memory_storage`` hook; the decision
+model (:mod:`thatch.plugin.decision_storage`) and the prediction log
+(:mod:`thatch.plugin.prediction_log`) are separate contracts with hooks of
+their own, so one backend may keep all three or only some. Core validates
+names, redacts secrets and computes embeddings before it calls a backend, so
+a backend only stores, indexes and searches.
+:class:`thatch.testing.contracts.MemoryStorageContract` is the suite every
+backend must pass.
 """
 
 from __future__ import annotations
@@ -12,7 +16,6 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
-from thatch.plugin.decision_storage import DecisionStorage
 from thatch.plugin.records import Memory, NewMemory, Scope, ScoredId, StoreInfo, WriteResult
 
 if TYPE_CHECKING:
@@ -27,6 +30,7 @@ Verdict = Literal["same", "different"]
 VERDICTS: tuple[Verdict, ...] = ("same", "different")
 
 
+@runtime_checkable
 class MemoryStorage(Protocol):
     """A place that keeps memories durably and searches them."""
 
@@ -114,8 +118,3 @@ class MemoryStorage(Protocol):
 
     def models_in_use(self) -> dict[str, int]:
         """How many memories carry each model id."""
-
-
-@runtime_checkable
-class Storage(MemoryStorage, DecisionStorage, Protocol):
-    """Everything a storage backend keeps: memories and the decision model."""

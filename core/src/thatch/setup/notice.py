@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
-    from thatch.plugin.setup import Scope, SetupTarget
+    from thatch.plugin.harness import Harness
+    from thatch.plugin.setup import Scope
 
 
 class SetupCheck(NamedTuple):
@@ -20,21 +21,25 @@ class SetupCheck(NamedTuple):
     notice: str
     #: The first scope (project, then global) whose setup has no problem; None if neither.
     complete_scope: Scope | None
+    #: The scopes whose setup writes thatch's instructions to the harness's own files.
+    instruction_scopes: frozenset[Scope] = frozenset()
 
 
-def harness_of(environ: Mapping[str, str]) -> str | None:
-    """The harness that started this process, from its environment."""
+def harness_of(
+    environ: Mapping[str, str], harnesses: Mapping[str, Harness] | None = None
+) -> str | None:
+    """The harness that started this process: named by ``THATCH_HARNESS``, else recognised.
+
+    Recognised among ``harnesses`` (the installed ones; none given: only the
+    name counts) by :meth:`~thatch.plugin.harness.Harness.running`. A
+    harness that claims others' payloads runs their commands in an
+    environment much like theirs, so it is asked first.
+    """
     named = environ.get("THATCH_HARNESS")
     if named:
         return named
-    # Cursor sets CURSOR_PROJECT_DIR for its hooks and CURSOR_VERSION elsewhere.
-    if environ.get("CURSOR_VERSION") or environ.get("CURSOR_PROJECT_DIR"):
-        return "cursor"
-    if environ.get("CLAUDE_PROJECT_DIR") or environ.get("CLAUDECODE"):
-        return "claude"
-    if environ.get("OPENCODE"):
-        return "opencode"
-    return None
+    candidates = sorted((harnesses or {}).values(), key=lambda harness: harness.claim is None)
+    return next((h.name for h in candidates if h.running(environ)), None)
 
 
 def check(
@@ -42,50 +47,56 @@ def check(
     environ: Mapping[str, str],
     *,
     cwd: str | None = None,
-    targets: Iterable[SetupTarget] | None = None,
+    targets: Iterable[Harness] | None = None,
 ) -> SetupCheck:
     """Check the setup of the harness named by ``environ`` (nothing to check when unknown).
 
     ``cwd`` is the caller's working directory (default: this process's), the
-    project when ``environ`` names none. ``targets`` are the setup targets of
+    project when ``environ`` names none. ``targets`` are the harnesses of
     plugins loaded already (the daemon's); by default the plugins of
     ``home`` are loaded here.
     """
-    name = harness_of(environ)
+    if targets is None:
+        harnesses = _installed(home, environ)
+    else:
+        harnesses = {harness.name: harness for harness in targets}
+    name = harness_of(environ, harnesses)
     if name is None:
         return SetupCheck(None, "", None)
-    if targets is None:
-        from thatch.plugin.config import Config
-        from thatch.plugins import Plugins
-
-        targets = Plugins.load(Config.load(home, environ), environ).setup_targets()
-    target = {target.name: target for target in targets}.get(name)
-    if target is None:
+    harness = harnesses.get(name)
+    if harness is None:
         notice = (
             f"thatch: the {name} plugin is not installed, so hooks and nudges for this "
             f"harness do not work. Tell the user to run: thatch install {name} && "
             f"thatch setup --{name}"
         )
         return SetupCheck(name, notice, None)
-    scope, problems = _problems(target, environ, cwd)
+    scope, problems = _problems(harness, environ, cwd)
     if not problems:
-        return SetupCheck(name, "", scope)
+        return SetupCheck(name, "", scope, harness.instruction_scopes)
     listed = "\n".join(f"- {problem}" for problem in problems)
     notice = (
-        f"thatch: the {target.title} setup is incomplete; memory tools work, but:\n{listed}\n"
+        f"thatch: the {harness.title} setup is incomplete; memory tools work, but:\n{listed}\n"
         f"Tell the user to run: thatch setup --{name}"
     )
-    return SetupCheck(name, notice, None)
+    return SetupCheck(name, notice, None, harness.instruction_scopes)
+
+
+def _installed(home: str | None, environ: Mapping[str, str]) -> dict[str, Harness]:
+    from thatch.plugin.config import Config
+    from thatch.plugins import Plugins
+
+    return Plugins.load(Config.load(home, environ), environ).harnesses()
 
 
 def _problems(
-    target: SetupTarget, environ: Mapping[str, str], cwd: str | None
+    harness: Harness, environ: Mapping[str, str], cwd: str | None
 ) -> tuple[Scope | None, list[str]]:
     """The complete scope, or the project setup's problems (either scope suffices)."""
+    from thatch.agent_instructions import BRIEFING
     from thatch.plugin.setup import SetupContext
-    from thatch.runtime import project_folder
 
-    project = Path(project_folder(environ, cwd) or os.getcwd())
+    project = Path(harness.project_folder(environ) or cwd or os.getcwd())
     user_home = Path(environ.get("HOME") or Path.home())
     found: list[str] = []
     scopes: tuple[tuple[Scope, Path | None], ...] = (("project", project), ("global", None))
@@ -96,8 +107,9 @@ def _problems(
             user_home=user_home,
             command=("thatch",),
             environ=dict(environ),
+            briefing=BRIEFING,
         )
-        problems = list(target.problems(context))
+        problems = list(harness.problems(context))
         if not problems:
             return scope, []
         found = found or problems

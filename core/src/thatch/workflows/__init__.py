@@ -4,7 +4,8 @@ Each workflow is a Markdown file in this package (``<name>.md``) with front
 matter: ``name``, ``description`` (when an agent should pull it in) and
 ``handoff`` (what a caller passes when the workflow runs as a separate
 agent). Claude Code installs them as skills, Cursor as rules it pulls in by
-their description, opencode as subagents. The text names tools as
+their description, opencode as subagents; each harness's setup receives
+them through ``SetupContext.briefing``. The text names tools as
 ``{memory_recall}`` and itself as a ``{kind}``; :func:`workflows` fills in
 the harness's tool names (opencode shows ``thatch_memory_recall``) and its
 word for the form (skill, rule, agent).
@@ -13,11 +14,9 @@ word for the form (skill, rule, agent).
 from __future__ import annotations
 
 from importlib import resources
-from pathlib import Path
-
-import attrs
 
 from thatch.agent_instructions import tool_names
+from thatch.plugin.setup import Workflow
 
 #: The workflows, in the order harnesses list them.
 NAMES = (
@@ -31,19 +30,6 @@ NAMES = (
 _FIELDS = ("name", "description", "handoff")
 
 
-@attrs.frozen
-class Workflow:
-    """One workflow, rendered for a harness."""
-
-    name: str
-    #: One line: what it does and when to use it.
-    description: str
-    #: One line for a caller that hands the workflow to another agent.
-    handoff: str
-    #: The procedure, in Markdown, without front matter.
-    body: str
-
-
 def workflows(prefix: str = "", kind: str = "skill") -> list[Workflow]:
     """Every workflow, tools named with ``prefix`` and the form called ``kind``.
 
@@ -52,28 +38,6 @@ def workflows(prefix: str = "", kind: str = "skill") -> list[Workflow]:
     """
     values = {**tool_names(prefix), "kind": kind}
     return [_render(name, _source(name), values) for name in NAMES]
-
-
-def compare_installed(files: dict[Path, str]) -> tuple[list[str], list[str]]:
-    """The workflows whose file is missing, and those whose file differs, by name.
-
-    ``files`` maps each installed workflow's path (named ``<workflow>.<ext>``)
-    to the text setup writes there. A file that cannot be read counts as
-    differing: setup rewrites it.
-    """
-    missing: list[str] = []
-    stale: list[str] = []
-    for path, wanted in files.items():
-        try:
-            text: str | None = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            missing.append(path.stem)
-            continue
-        except (OSError, UnicodeDecodeError):
-            text = None
-        if text != wanted:
-            stale.append(path.stem)
-    return missing, stale
 
 
 def _source(name: str) -> str:

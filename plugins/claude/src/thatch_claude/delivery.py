@@ -9,13 +9,15 @@ and a single nudge still too long is cut.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from thatch.nudges.delivery import SEPARATOR, hook_json
-
 if TYPE_CHECKING:
     from thatch.plugin import Nudge
+
+#: Between two nudges' texts, as :func:`thatch.plugin.plain_text` joins them.
+SEPARATOR = "\n\n"
 
 #: Claude Code moves hook output of this many characters or more to a file.
 OUTPUT_LIMIT = 10_000
@@ -35,7 +37,24 @@ def deliver(nudges: Sequence[Nudge], hook_event: str, limit: int = OUTPUT_LIMIT)
         names get plain text, since JSON needs the event's name.
     :param limit: the output stays shorter than this many characters.
     """
-    render = _renderer(hook_event)
+    return _fit(nudges, _renderer(hook_event), limit)
+
+
+def answer_command(
+    nudges: Sequence[Nudge], hook_event: str, *, as_json: bool, limit: int = OUTPUT_LIMIT
+) -> str:
+    """A named command's stdout (``thatch flush-tools``): plain text, or ``--json``'s JSON.
+
+    Older setups chose the format on the command line, so it is kept as
+    they asked rather than chosen by event as :func:`deliver` does.
+    """
+    if as_json:
+        return _fit(nudges, lambda text: hook_json(text, hook_event), limit)
+    return _fit(nudges, _plain, limit)
+
+
+def _fit(nudges: Sequence[Nudge], render: Callable[[str], str], limit: int) -> str:
+    """The rendered nudges, trailing ones dropped (and a last one cut) to stay under ``limit``."""
     texts = [nudge.text for nudge in nudges if nudge.text]
     while texts:
         output = render(SEPARATOR.join(texts))
@@ -47,9 +66,27 @@ def deliver(nudges: Sequence[Nudge], hook_event: str, limit: int = OUTPUT_LIMIT)
     return ""
 
 
+def _plain(text: str) -> str:
+    return text
+
+
+def hook_json(text: str, hook_event_name: str) -> str:
+    """``text`` as the JSON a Claude Code hook prints to add context ("" for no text).
+
+    Claude Code reads ``hookSpecificOutput.additionalContext`` on
+    SessionStart, UserPromptSubmit, PostToolUse and others; ``hookEventName``
+    must be the event the hook answers.
+    """
+    if not text:
+        return ""
+    output = {"hookSpecificOutput": {"hookEventName": hook_event_name, "additionalContext": text}}
+    # ASCII escapes: the hook's stdout may not be UTF-8, and JSON readers undo them.
+    return json.dumps(output)
+
+
 def _renderer(hook_event: str) -> Callable[[str], str]:
     if not hook_event or hook_event in PLAIN_TEXT_EVENTS:
-        return lambda text: text
+        return _plain
     return lambda text: hook_json(text, hook_event)
 
 

@@ -7,7 +7,8 @@ session, the folder and what the event carries:
 Claude Code event   core kind        from the payload
 ==================  ===============  ==========================================
 SessionStart        session_start    ``source`` (startup, resume, clear, compact)
-UserPromptSubmit    prompt           ``prompt``
+UserPromptSubmit    prompt           ``prompt`` (``synthetic`` when it is a
+                                     background result, ``<task-notification>``)
 PostToolUse         tool_use         one call: ``tool_name``, ``tool_input``,
                                      ``tool_response``, ``tool_use_id``
 PostToolUseFailure  tool_use         one failed call: ``tool_name``,
@@ -25,7 +26,7 @@ SessionEnd          session_end      ``reason`` as ``source``
 Every payload has ``session_id`` and ``cwd``; a malformed field raises
 :class:`~thatch.plugin.errors.InvalidInputError` naming it, except in one of a
 batch's calls: that call is logged and left out, the others are kept
-(:func:`thatch.payloads.batch_calls`).
+(:func:`thatch_claude.payloads.batch_calls`).
 
 A failed call is reported twice
 -------------------------------
@@ -64,8 +65,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-# Core's payload helpers, so both paths name bad fields the same way.
-from thatch.payloads import batch_calls, first_root, tool_call
 from thatch.plugin import (
     Event,
     EventKind,
@@ -78,6 +77,9 @@ from thatch.plugin import (
 
 from thatch_claude import HARNESS
 from thatch_claude.failures import ReportedFailures
+
+# The named commands' payload readers, so both paths name bad fields the same way.
+from thatch_claude.payloads import batch_calls, first_root, prompt_fields, tool_call
 
 #: Each Claude Code hook event thatch understands, and the core kind it becomes.
 EVENT_KINDS: Mapping[str, EventKind] = {
@@ -141,7 +143,7 @@ def parse_event(
             calls = failures.not_reported(session_id, calls)
     fields: dict[str, Any] = {"tool_calls": calls}
     if kind == "prompt":
-        fields["prompt"] = text_field(payload, "prompt", allow_empty=True)
+        fields.update(prompt_fields(payload))
     if hook_event in SOURCE_FIELDS:
         fields["source"] = optional_text(payload, SOURCE_FIELDS[hook_event])
     if from_cursor:

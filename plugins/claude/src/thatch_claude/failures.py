@@ -63,5 +63,5 @@ class ReportedFailures:
             self._calls.clear()
 
 
-#: The daemon's record, used by the plugin's ``thatch_parse_event``.
+#: The daemon's record, used by ``ClaudeHarness.parse_event``.
 REPORTED = ReportedFailures()

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from thatch.plugin import AnswerKind, HarnessBase, HookCommand
+from thatch.plugin.harness import ExtractionWorkflow
 
 from thatch_claude import HARNESS
 
@@ -39,12 +40,25 @@ class ClaudeHarness(HarnessBase):
         ),
         HookCommand("buffer-tool", "PostToolUse", "hook, PostToolUse: queue one tool call"),
         HookCommand("flush-tools", "UserPromptSubmit", "hook, UserPromptSubmit: the nudges"),
+        # Beside flush-tools, which carries the save reminder when no daemon answers.
         HookCommand(
-            "flush-predictions", "UserPromptSubmit", "hook, UserPromptSubmit: the decision model"
+            "flush-predictions",
+            "UserPromptSubmit",
+            "hook, UserPromptSubmit: the decision model",
+            stand_in=False,
         ),
     )
     environment = (PROJECT_VARIABLE, "CLAUDECODE")
-    tool_prefix = "mcp__thatch__"
+    install_hint = "npm install -g @anthropic-ai/claude-code"
+    # Claude Code shows the tools as mcp__thatch__<tool>, but its agents find
+    # them by the bare name, which keeps the reminders short.
+    tool_prefix = ""
+    thatch_tool_prefixes = ("mcp__thatch__",)
+    # Cursor runs Claude Code's hooks too, naming MCP tools its own way.
+    mcp_tool_marker = "MCP:"
+    extraction_workflow = ExtractionWorkflow(
+        "thatch-fact-extractor", "skill", " (or a sub-agent with it, given this block)"
+    )
 
     def parse_event(self, hook_event: str, payload: Mapping[str, Any]) -> Event:
         from thatch_claude.events import parse_event
@@ -56,6 +70,16 @@ class ClaudeHarness(HarnessBase):
         from thatch_claude.delivery import deliver
 
         return deliver(nudges, event.hook_event)
+
+    def parse_command(self, command: HookCommand, payload: Mapping[str, Any]) -> Event:
+        from thatch_claude.payloads import parse_command_payload
+
+        return parse_command_payload(command, payload)
+
+    def answer_command(self, nudges: Sequence[Nudge], event: Event, *, as_json: bool) -> str:
+        from thatch_claude.delivery import answer_command
+
+        return answer_command(nudges, event.hook_event, as_json=as_json)
 
     def project_folder(self, environ: Mapping[str, str]) -> str | None:
         return environ.get(PROJECT_VARIABLE) or None

@@ -1,21 +1,22 @@
 """What Claude Code is told about thatch: the CLAUDE.md block and the skills.
 
-Claude Code reads the workflow itself from the MCP server's instructions
-(:mod:`thatch.agent_instructions`), which arrive with the tools they
-describe; the CLAUDE.md block only says where the tools and that text come
-from, so the agent does not read it twice. The skills hold the longer
-procedures: thatch's memory workflows (:mod:`thatch.workflows`, written
-once for every harness), each rendered with the front matter Claude Code
-reads (``name``, ``description``) to ``~/.claude/skills/<name>/SKILL.md``.
+Claude Code reads the workflow itself from the MCP server's instructions,
+which arrive with the tools they describe; the CLAUDE.md block only says
+where the tools and that text come from, so the agent does not read it
+twice. The skills hold the longer procedures: thatch's memory workflows
+(written once for every harness, handed over in ``SetupContext.briefing``),
+each rendered with the front matter Claude Code reads (``name``,
+``description``) to ``~/.claude/skills/<name>/SKILL.md``.
 """
 
 from __future__ import annotations
 
-import attrs
-from thatch.workflows import NAMES, workflows
+from typing import TYPE_CHECKING
 
-#: The skills thatch installs.
-SKILL_NAMES = NAMES
+import attrs
+
+if TYPE_CHECKING:
+    from thatch.plugin.setup import Briefing
 
 #: The CLAUDE.md block's name (its markers read ``thatch:begin thatch``).
 BLOCK_NAME = "thatch"
@@ -44,13 +45,13 @@ class Skill:
     content: str
 
 
-def skills() -> list[Skill]:
-    """Every skill thatch installs, with its ``SKILL.md`` text."""
+def skills(briefing: Briefing) -> list[Skill]:
+    """Every skill thatch installs, with its ``SKILL.md`` text, from ``briefing``'s workflows."""
     return [
         Skill(
             workflow.name,
             f"---\nname: {workflow.name}\ndescription: {workflow.description}\n---\n\n"
             f"{workflow.body}",
         )
-        for workflow in workflows(kind="skill")
+        for workflow in briefing.workflows(kind="skill")
     ]

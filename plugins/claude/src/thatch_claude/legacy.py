@@ -24,11 +24,10 @@ import json
 import os
 import re
 import shlex
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from thatch.hookcmd.args import subcommand as subcommand_of_arguments
 from thatch.plugin import blocks
 from thatch.plugin.setup import (
     MIGRATED,
@@ -41,7 +40,7 @@ from thatch.plugin.setup import (
 )
 
 from thatch_claude.files import SERVER_NAME, ClaudeFiles, files_for
-from thatch_claude.instructions import SKILL_NAMES
+from thatch_claude.instructions import skills
 
 #: The subcommand today's hooks run.
 HOOK_SUBCOMMAND = "hook"
@@ -71,7 +70,8 @@ def retired(context: SetupContext) -> list[Retired]:
             )
         )
     found.extend(_retired_blocks(files.instructions))
-    found.extend(_retired_skills(files.skills))
+    shipped = {skill.name for skill in skills(context.briefing)}
+    found.extend(_retired_skills(files.skills, shipped))
     return found
 
 
@@ -110,7 +110,25 @@ def _thatch_subcommand(words: list[str]) -> str | None:
         rest = words[3:]
     else:
         return None
-    return subcommand_of_arguments(rest) or ""
+    return _first_word(rest) or ""
+
+
+def _first_word(arguments: list[str]) -> str | None:
+    """The subcommand of thatch's ``arguments``: the first word past options and ``--home DIR``.
+
+    None when there is none, or ``--`` comes first.
+    """
+    skip = False
+    for word in arguments:
+        if skip:
+            skip = False
+        elif word == "--home":
+            skip = True
+        elif word == "--":
+            return None
+        elif not word.startswith("-"):
+            return word
+    return None
 
 
 def _hook_files(files: ClaudeFiles) -> list[Path]:
@@ -137,7 +155,7 @@ def _entries(settings: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
             yield str(event), entry
 
 
-def _hooks_of(entry: Any) -> list[dict[str, Any]]:
+def _hooks_of(entry: Any) -> list[Mapping[str, Any]]:
     inner = entry.get("hooks") if isinstance(entry, Mapping) else None
     return [
         hook
@@ -187,22 +205,22 @@ def _retired_blocks(path: Path) -> list[RetiredBlock]:
     ]
 
 
-def stale_skill_folders(skills: Path) -> list[Path]:
-    """The ``thatch-*`` skill folders in ``skills`` that this version does not ship."""
+def stale_skill_folders(skills_folder: Path, shipped: Collection[str]) -> list[Path]:
+    """The ``thatch-*`` skill folders in ``skills_folder`` that are not ``shipped`` (by name)."""
     try:
-        folders = sorted(skills.iterdir())
+        folders = sorted(skills_folder.iterdir())
     except OSError:
         return []
     return [
         folder
         for folder in folders
-        if folder.name.startswith("thatch-") and folder.name not in SKILL_NAMES and folder.is_dir()
+        if folder.name.startswith("thatch-") and folder.name not in shipped and folder.is_dir()
     ]
 
 
-def _retired_skills(skills: Path) -> list[RetiredFile]:
+def _retired_skills(skills_folder: Path, shipped: Collection[str]) -> list[RetiredFile]:
     found = []
-    for folder in stale_skill_folders(skills):
+    for folder in stale_skill_folders(skills_folder, shipped):
         skill = folder / "SKILL.md"
         try:
             if [entry.name for entry in folder.iterdir()] != ["SKILL.md"]:

@@ -16,6 +16,7 @@ from typing import Any
 
 from thatch.plugin import SetupContext
 from thatch.plugin.launcher import program_problem, unrunnable_fix
+from thatch.plugin.setup import Briefing
 
 from thatch_claude import HARNESS, legacy
 from thatch_claude.files import SERVER_NAME, ClaudeFiles, files_for
@@ -45,7 +46,7 @@ def find_problems(context: SetupContext, which: Which) -> list[str]:
         *_hook_problems(files, configs, which, fix, unstartable),
         *_legacy_problems(files, configs, fix),
         *_block_problems(files, fix),
-        *_skill_problems(files, fix),
+        *_skill_problems(files, context.briefing, fix),
     ]
     unrunnable = f"fix: {unrunnable_fix(_setup_command(context))}"
     found.extend(
@@ -314,17 +315,19 @@ def _block_problems(files: ClaudeFiles, fix: str) -> list[str]:
     return problems
 
 
-def _skill_problems(files: ClaudeFiles, fix: str) -> list[str]:
+def _skill_problems(files: ClaudeFiles, briefing: Briefing, fix: str) -> list[str]:
     """``thatch-*`` skills that differ from this version's, or that it no longer ships."""
     stale = []
-    for skill in skills():
+    shipped = skills(briefing)
+    for skill in shipped:
         path = files.skills / skill.name / "SKILL.md"
         try:
             if path.read_text(encoding="utf-8") != skill.content:
                 stale.append(skill.name)
         except (OSError, UnicodeDecodeError):
             continue  # missing: the setup check for the skills is the manifest's
-    gone = [folder.name for folder in legacy.stale_skill_folders(files.skills)]
+    shipped_names = {skill.name for skill in shipped}
+    gone = [folder.name for folder in legacy.stale_skill_folders(files.skills, shipped_names)]
     problems = []
     if stale:
         problems.append(

@@ -70,7 +70,7 @@ class ClaudeTarget:
     def detect(self, context: SetupContext) -> Detection:
         """Claude Code is in use if ``~/.claude`` (or ``$CLAUDE_CONFIG_DIR``), the project's
         ``.claude`` or ``claude`` exist."""
-        evidence = []
+        evidence: list[str] = []
         folders = [config_dir(context)]
         if context.project is not None:
             folders.append(context.project / ".claude")
@@ -114,7 +114,8 @@ class ClaudeTarget:
         )
         changes.append(TextBlock(files.instructions, BLOCK_NAME, instructions_block()))
         changes.extend(
-            OwnedFile(files.skills / skill.name / "SKILL.md", skill.content) for skill in skills()
+            OwnedFile(files.skills / skill.name / "SKILL.md", skill.content)
+            for skill in skills(context.briefing)
         )
         changes.extend(retired(context))
         return changes

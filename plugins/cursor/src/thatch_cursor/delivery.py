@@ -3,9 +3,9 @@
 Cursor reads ``additional_context`` from sessionStart and postToolUse hooks
 only (:data:`CONTEXT_KINDS`). beforeSubmitPrompt's output is ``continue`` and
 ``user_message`` alone: it cannot add context, so the prompt hook prints
-nothing, which lets the prompt through. The plugin declares these kinds
-(``thatch_context_kinds``), and core holds a prompt's nudges in the session
-store until the conversation's next postToolUse, or sessionStart, which
+nothing, which lets the prompt through. The harness declares these kinds
+(``CursorHarness.context_kinds``), and core holds a prompt's nudges in the
+session store until the conversation's next postToolUse, or sessionStart, which
 carries them. ``followup_message`` is never used: on stop it would make the
 agent run another turn, and thatch must never keep an agent looping.
 
@@ -20,10 +20,10 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from thatch.plugin import Event, Nudge
+    from thatch.plugin import Event, EventKind, Nudge
 
 #: Event kinds whose Cursor hook can add context for the agent.
-CONTEXT_KINDS = frozenset({"session_start", "tool_use"})
+CONTEXT_KINDS: frozenset[EventKind] = frozenset({"session_start", "tool_use"})
 
 SEPARATOR = "\n\n"
 

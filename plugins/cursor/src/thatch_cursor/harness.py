@@ -11,12 +11,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from thatch.plugin import AnswerKind, EventKind, HarnessBase, PayloadClaim
+from thatch.plugin.harness import ExtractionWorkflow
 
 from thatch_cursor import HARNESS
+from thatch_cursor.delivery import CONTEXT_KINDS
 
 if TYPE_CHECKING:
     from thatch.plugin import Event, Nudge, SetupContext
-    from thatch.plugin.setup import SetupTarget
+    from thatch.plugin.setup import Scope, SetupTarget
 
 #: Cursor's variable for the project folder it runs in.
 PROJECT_VARIABLE = "CURSOR_PROJECT_DIR"
@@ -32,11 +34,19 @@ class CursorHarness(HarnessBase):
         "beforeSubmitPrompt": "prompt",
     }
     # beforeSubmitPrompt's output cannot add context (see thatch_cursor.delivery).
-    context_kinds: frozenset[EventKind] | None = frozenset({"session_start", "tool_use"})
+    context_kinds: frozenset[EventKind] | None = CONTEXT_KINDS
     # Cursor runs Claude Code's hooks too: its payloads name a conversation_id,
     # and it sets CURSOR_VERSION for the commands it runs.
     claim = PayloadClaim(keys=("conversation_id",), environ=("CURSOR_VERSION",))
     environment = (PROJECT_VARIABLE, "CURSOR_VERSION")
+    # UNCERTAIN: Cursor may report an MCP tool as "MCP:<tool>", and thatch's
+    # under the server's name as Claude Code spells it.
+    mcp_tool_marker = "MCP:"
+    thatch_tool_prefixes = ("mcp__thatch__",)
+    extraction_workflow = ExtractionWorkflow("thatch-fact-extractor", "rule")
+    install_hint = "Cursor's cursor-agent"
+    # The thatch rule carries the instructions; Cursor keeps rule files only in a project.
+    instruction_scopes: frozenset[Scope] = frozenset({"project"})
 
     def parse_event(self, hook_event: str, payload: Mapping[str, Any]) -> Event:
         from thatch_cursor.payloads import parse_event

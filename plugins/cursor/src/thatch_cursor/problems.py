@@ -15,7 +15,7 @@ from typing import Any
 
 from thatch.plugin import SetupContext
 from thatch.plugin.launcher import program_problem, unrunnable_fix
-from thatch.workflows import compare_installed
+from thatch.plugin.setup import compare_installed
 
 from thatch_cursor import HARNESS, jsonfile
 from thatch_cursor.rules import rule_text
@@ -34,8 +34,9 @@ def find_problems(context: SetupContext, paths: CursorPaths, which: Which) -> li
     found = _hook_problems(paths.hooks, fix, which, unrunnable)
     found.extend(_mcp_problems(paths.mcp, fix, which, unrunnable))
     if paths.rule is not None:
-        found.extend(_rule_problems(paths.rule, fix))
-        found.extend(_workflow_problems(paths.workflow_rules, paths.rule.parent, fix))
+        found.extend(_rule_problems(paths.rule, rule_text(context.briefing), fix))
+        rules = paths.workflow_rules(context.briefing)
+        found.extend(_workflow_problems(rules, paths.rule.parent, fix))
     return found
 
 
@@ -93,7 +94,7 @@ def _mcp_problems(path: Path, fix: str, which: Which, unrunnable: str) -> list[s
     return _unrunnable(path, [command], unrunnable, which)
 
 
-def _rule_problems(path: Path, fix: str) -> list[str]:
+def _rule_problems(path: Path, wanted: str, fix: str) -> list[str]:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -102,7 +103,7 @@ def _rule_problems(path: Path, fix: str) -> list[str]:
         ]
     except (OSError, UnicodeDecodeError) as exc:
         return [f"the Cursor rule {path} cannot be read ({exc}); {fix}"]
-    if text != rule_text():
+    if text != wanted:
         return [f"the Cursor rule {path} is out of date; {fix}"]
     return []
 

@@ -3,10 +3,10 @@
 Cursor reads ``.mdc`` files in ``.cursor/rules/`` (plain ``.md`` there is
 ignored) and, with ``alwaysApply: true``, puts the rule in every request.
 ``thatch.mdc`` is Cursor's one channel for the workflow: it holds the whole
-text of :mod:`thatch.agent_instructions`, and the MCP server sends only a
-pointer to it once the project's setup is in place.
+text of thatch's instructions (``SetupContext.briefing``), and the MCP
+server sends only a pointer to it once the project's setup is in place.
 
-The longer procedures (:mod:`thatch.workflows`) are one rule each,
+The longer procedures (the briefing's workflows) are one rule each,
 ``<name>.mdc`` with ``alwaysApply: false`` and a description: Cursor shows
 the agent the description and the agent pulls the rule in when it applies,
 as Claude Code does with a skill.
@@ -14,8 +14,10 @@ as Claude Code does with a skill.
 
 from __future__ import annotations
 
-from thatch.agent_instructions import instructions
-from thatch.workflows import workflows
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from thatch.plugin.setup import Briefing
 
 #: The always-applied rule's file name in ``.cursor/rules/``.
 RULE_FILE_NAME = "thatch.mdc"
@@ -44,14 +46,15 @@ fits:
 """
 
 
-def rule_text() -> str:
-    """The whole ``thatch.mdc`` file: front matter, then the instructions."""
+def rule_text(briefing: Briefing) -> str:
+    """The whole ``thatch.mdc`` file: front matter, then ``briefing``'s instructions."""
     front_matter = _front_matter(DESCRIPTION, always_apply=True)
-    names = "\n".join(f"- `{workflow.name}`" for workflow in workflows(kind=WORKFLOW_KIND))
-    return f"{front_matter}{instructions(level=1)}\n{_CURSOR_NOTES.format(names=names)}"
+    workflows = briefing.workflows(kind=WORKFLOW_KIND)
+    names = "\n".join(f"- `{workflow.name}`" for workflow in workflows)
+    return f"{front_matter}{briefing.instructions(level=1)}\n{_CURSOR_NOTES.format(names=names)}"
 
 
-def workflow_rules() -> dict[str, str]:
+def workflow_rules(briefing: Briefing) -> dict[str, str]:
     """Each workflow's rule: file name in ``.cursor/rules/`` -> its text.
 
     Tool names are bare: Cursor lists MCP tools under their server by the
@@ -60,7 +63,7 @@ def workflow_rules() -> dict[str, str]:
     return {
         f"{workflow.name}.mdc": _front_matter(workflow.description, always_apply=False)
         + workflow.body
-        for workflow in workflows(kind=WORKFLOW_KIND)
+        for workflow in briefing.workflows(kind=WORKFLOW_KIND)
     }
 
 

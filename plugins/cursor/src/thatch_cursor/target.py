@@ -29,6 +29,7 @@ from thatch.plugin import (
     SetupContext,
 )
 from thatch.plugin.launcher import harness_which
+from thatch.plugin.setup import Briefing
 
 from thatch_cursor import HARNESS, jsonfile
 from thatch_cursor.rules import RULE_FILE_NAME, rule_text, workflow_rules
@@ -66,12 +67,12 @@ class CursorPaths:
     #: None for a global setup: Cursor reads no global rule files.
     rule: Path | None
 
-    @property
-    def workflow_rules(self) -> dict[Path, str]:
+    def workflow_rules(self, briefing: Briefing) -> dict[Path, str]:
         """Each workflow rule's path and text (none for a global setup)."""
         if self.rule is None:
             return {}
-        return {self.rule.parent / name: text for name, text in workflow_rules().items()}
+        rules = workflow_rules(briefing)
+        return {self.rule.parent / name: text for name, text in rules.items()}
 
     @classmethod
     def of(cls, context: SetupContext) -> CursorPaths:
@@ -145,8 +146,9 @@ class CursorTarget:
         )
         changes.append(JsonEntry(paths.mcp, ("mcpServers", "thatch"), mcp_server(context)))
         if paths.rule is not None:
-            changes.append(OwnedFile(paths.rule, rule_text()))
-        changes.extend(OwnedFile(path, text) for path, text in paths.workflow_rules.items())
+            changes.append(OwnedFile(paths.rule, rule_text(context.briefing)))
+        rules = paths.workflow_rules(context.briefing)
+        changes.extend(OwnedFile(path, text) for path, text in rules.items())
         return changes
 
     def problems(self, context: SetupContext) -> Sequence[str]:

@@ -5,14 +5,14 @@ opencode reads agent files from ``.opencode/agents/`` (project) and
 the agent's prompt. ``mode: subagent`` puts the agent in the list the main
 agent delegates to by description, so the description also says what to
 hand over (a subagent sees only its task, not the conversation). The text is
-:mod:`thatch.workflows`, tools named as opencode shows them.
+the workflows of ``SetupContext.briefing``, tools named as opencode shows them.
 """
 
 from __future__ import annotations
 
 import json
 
-from thatch.workflows import Workflow, workflows
+from thatch.plugin.setup import Briefing, Workflow
 
 from thatch_opencode.instructions import TOOL_PREFIX
 
@@ -32,11 +32,11 @@ in your reply for the main agent to pass on.
 """
 
 
-def agent_files() -> dict[str, str]:
-    """Each workflow's agent: file name in the agents folder -> its text."""
+def agent_files(briefing: Briefing) -> dict[str, str]:
+    """Each of ``briefing``'s workflows as an agent: file name in the agents folder -> its text."""
     return {
         f"{workflow.name}.md": _agent_text(workflow)
-        for workflow in workflows(TOOL_PREFIX, WORKFLOW_KIND)
+        for workflow in briefing.workflows(TOOL_PREFIX, WORKFLOW_KIND)
     }
 
 

@@ -11,12 +11,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from thatch.plugin import AnswerKind, HarnessBase, plain_text
+from thatch.plugin.harness import ExtractionWorkflow
 
 from thatch_opencode import HARNESS
 
 if TYPE_CHECKING:
     from thatch.plugin import Event, Nudge, SetupContext
-    from thatch.plugin.setup import SetupTarget
+    from thatch.plugin.setup import Scope, SetupTarget
 
 
 class OpencodeHarness(HarnessBase):
@@ -30,7 +31,15 @@ class OpencodeHarness(HarnessBase):
         "chat.message": "prompt",
     }
     environment = ("OPENCODE",)
+    # opencode shows (and reports) the tools of the MCP server "thatch" as thatch_<tool>.
     tool_prefix = "thatch_"
+    thatch_tool_prefixes = ("thatch_",)
+    extraction_workflow = ExtractionWorkflow(
+        "thatch-fact-extractor", "agent", " (give it this block)"
+    )
+    install_hint = "npm install -g opencode-ai"
+    # AGENTS.md (project) or thatch's instructions file (global) carries the instructions.
+    instruction_scopes: frozenset[Scope] = frozenset({"project", "global"})
 
     def parse_event(self, hook_event: str, payload: Mapping[str, Any]) -> Event:
         from thatch_opencode.events import parse_event

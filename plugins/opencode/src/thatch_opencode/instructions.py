@@ -1,16 +1,18 @@
 """What opencode's agent is told about thatch, in AGENTS.md or an instructions file.
 
-This file is opencode's one channel for the workflow: the MCP server sends
-only a pointer once this setup is in place (see
-:func:`thatch.agent_instructions.server_instructions`). opencode names MCP
-tools ``<server>_<tool>``, so every tool here reads ``thatch_memory_recall``
-and so on.
+This file is opencode's one channel for the workflow (the text comes from
+``SetupContext.briefing``): the MCP server sends only a pointer once this
+setup is in place (``OpencodeHarness.instruction_scopes``). opencode names
+MCP tools ``<server>_<tool>``, so every tool here reads
+``thatch_memory_recall`` and so on.
 """
 
 from __future__ import annotations
 
-from thatch.agent_instructions import instructions
-from thatch.workflows import NAMES
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from thatch.plugin.setup import Briefing
 
 #: The AGENTS.md block's name: its markers read ``thatch:begin thatch``.
 BLOCK_NAME = "thatch"
@@ -32,7 +34,7 @@ fits and give it what that description asks for: it sees only its task.
 """
 
 
-def instructions_text() -> str:
+def instructions_text(briefing: Briefing) -> str:
     """The instructions: the memory workflow, how to read the decision model, the agents."""
-    names = "\n".join(f"- `{name}`" for name in NAMES)
-    return instructions(TOOL_PREFIX, level=2) + _AGENTS.format(names=names)
+    names = "\n".join(f"- `{workflow.name}`" for workflow in briefing.workflows(TOOL_PREFIX))
+    return briefing.instructions(TOOL_PREFIX, level=2) + _AGENTS.format(names=names)

@@ -76,6 +76,6 @@ def rendered_command(source: str) -> list[str] | None:
         command = json.loads(match.group("json"))
     except ValueError:
         return None
-    if not command or not all(isinstance(part, str) for part in command):
+    if not (isinstance(command, list) and command and all(isinstance(p, str) for p in command)):
         return None
     return command

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from thatch.plugin import InvalidInputError, SetupContext
 from thatch.plugin.launcher import program_problem, unrunnable_fix
-from thatch.workflows import compare_installed
+from thatch.plugin.setup import Briefing, compare_installed
 
 from thatch_opencode import HARNESS
 from thatch_opencode.instructions import BLOCK_NAME
@@ -34,7 +34,7 @@ def find_problems(context: SetupContext, paths: OpencodePaths, which: Which) -> 
         found.extend(_block_problems(paths.instructions, fix))
     else:
         found.extend(_instructions_problems(configs, paths, fix))
-    found.extend(_agent_problems(paths, fix))
+    found.extend(_agent_problems(paths, context.briefing, fix))
     return found
 
 
@@ -153,9 +153,9 @@ def _instructions_problems(
     return []
 
 
-def _agent_problems(paths: OpencodePaths, fix: str) -> list[str]:
+def _agent_problems(paths: OpencodePaths, briefing: Briefing, fix: str) -> list[str]:
     """One problem for the missing workflow agents and one for those out of date."""
-    missing, stale = compare_installed(paths.workflow_agents)
+    missing, stale = compare_installed(paths.workflow_agents(briefing))
     found = []
     if missing:
         found.append(
@@ -167,7 +167,7 @@ def _agent_problems(paths: OpencodePaths, fix: str) -> list[str]:
     return found
 
 
-def _is_command(value: Any) -> bool:
+def _is_command(value: Any) -> TypeGuard[list[str]]:
     return isinstance(value, list) and bool(value) and all(isinstance(v, str) for v in value)
 
 

@@ -31,6 +31,7 @@ from thatch.plugin import (
     TextBlock,
 )
 from thatch.plugin.launcher import harness_which
+from thatch.plugin.setup import Briefing
 
 from thatch_opencode import HARNESS
 from thatch_opencode.agents import AGENTS_FOLDER, agent_files
@@ -57,10 +58,9 @@ class OpencodePaths:
     #: The folder of agent files: ``.opencode/agents`` or the global ``agents``.
     agents: Path
 
-    @property
-    def workflow_agents(self) -> dict[Path, str]:
-        """Each workflow agent's path and text."""
-        return {self.agents / name: text for name, text in agent_files().items()}
+    def workflow_agents(self, briefing: Briefing) -> dict[Path, str]:
+        """Each of ``briefing``'s workflow agents: its path and text."""
+        return {self.agents / name: text for name, text in agent_files(briefing).items()}
 
     @classmethod
     def of(cls, context: SetupContext, environ: Mapping[str, str] | None = None) -> OpencodePaths:
@@ -147,13 +147,15 @@ class OpencodeTarget:
         """The MCP server, the instructions, the JS plugin and the workflow agents."""
         paths = self.paths(context)
         changes: list[Change] = [JsonEntry(paths.config, ("mcp", "thatch"), mcp_server(context))]
+        text = instructions_text(context.briefing)
         if context.scope == "project":
-            changes.append(TextBlock(paths.instructions, BLOCK_NAME, instructions_text()))
+            changes.append(TextBlock(paths.instructions, BLOCK_NAME, text))
         else:
-            changes.append(OwnedFile(paths.instructions, instructions_text()))
+            changes.append(OwnedFile(paths.instructions, text))
             changes.append(JsonListItem(paths.config, ("instructions",), str(paths.instructions)))
         changes.append(OwnedFile(paths.plugin, render(context.command, context.env)))
-        changes.extend(OwnedFile(path, text) for path, text in paths.workflow_agents.items())
+        agents = paths.workflow_agents(context.briefing)
+        changes.extend(OwnedFile(path, text) for path, text in agents.items())
         return changes
 
     def problems(self, context: SetupContext) -> Sequence[str]:

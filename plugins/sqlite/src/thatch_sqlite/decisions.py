@@ -81,6 +81,12 @@ _FIRES_OF_STORES = """
     WHERE :all OR p.store IN (SELECT value FROM json_each(:stores))
     ORDER BY f.fired_at, f.id
 """
+# The rows of those column lists, times as epoch seconds.
+_MatcherRow = tuple[int, str, str, str, float, float]
+_PredictionRow = tuple[int, str, str, str, str, float, float, float, float, float, float]
+_ProvenanceRow = tuple[int, int, Signal, str, str | None, float]
+_FireRow = tuple[int, str | None, int, float, float, float]
+
 # A fire of a prediction deleted since it was shown is dropped, not an error:
 # the showing no longer calibrates anything.
 _INSERT_FIRE = """
@@ -177,9 +183,12 @@ class DecisionsMixin:
     if TYPE_CHECKING:
         _lock: threading.RLock
         _decision_cache: DecisionCache
-        _write: Callable[[], AbstractContextManager[sqlite3.Connection]]
         _fetchone: Callable[[str, Sequence[Any]], Any]
         _fetchall: Callable[[str, Sequence[Any] | dict[str, Any]], list[Any]]
+
+        def _write(
+            self, *, bookkeeping: bool = False
+        ) -> AbstractContextManager[sqlite3.Connection]: ...
 
     # -- writes ------------------------------------------------------------
     def add_matcher(self, store: str, description: str, model: str, embedding: Vector) -> Matcher:
@@ -379,7 +388,7 @@ class DecisionsMixin:
 
     def fires(self, stores: Sequence[str] | None = None) -> list[Fire]:
         rows = self._fetchall(_FIRES_OF_STORES, _of(stores))
-        return [Fire(*row[:5], fired_at=to_time(row[5])) for row in rows]
+        return [_fire(row) for row in rows]
 
     # -- internals ---------------------------------------------------------
     def _insert(self, sql: str, values: tuple[Any, ...]) -> tuple[int, datetime]:
@@ -404,7 +413,7 @@ class DecisionsMixin:
 
 def _require_prediction(conn: sqlite3.Connection, prediction_id: int) -> tuple[float, float, float]:
     """The prediction's (confirm_count, disconfirm_count, prior); NotFoundError when missing."""
-    row = conn.execute(
+    row: tuple[float, float, float] | None = conn.execute(
         "SELECT confirm_count, disconfirm_count, prior FROM predictions WHERE id = ?",
         (prediction_id,),
     ).fetchone()
@@ -420,13 +429,17 @@ def _of(stores: Sequence[str] | None) -> dict[str, Any]:
     return {"all": stores is None, "stores": json.dumps(list(stores or ()))}
 
 
-def _matcher(row: Sequence[Any]) -> Matcher:
+def _matcher(row: _MatcherRow) -> Matcher:
     return Matcher(*row[:4], created_at=to_time(row[4]), updated_at=to_time(row[5]))
 
 
-def _prediction(row: Sequence[Any]) -> Prediction:
+def _prediction(row: _PredictionRow) -> Prediction:
     return Prediction(*row[:9], created_at=to_time(row[9]), updated_at=to_time(row[10]))
 
 
-def _provenance(row: Sequence[Any]) -> Provenance:
+def _provenance(row: _ProvenanceRow) -> Provenance:
     return Provenance(*row[:5], created_at=to_time(row[5]))
+
+
+def _fire(row: _FireRow) -> Fire:
+    return Fire(*row[:5], fired_at=to_time(row[5]))

@@ -255,8 +255,31 @@ _V3: Step = (
     " CHECK (verdict IN ('same', 'different'))",
 )
 
+# v4: the prediction log, every Prediction block an agent was shown, once.
+# The id is the stable one core computes (thatch.plugin.entry_id); outcome is
+# NULL until the entry is scored. Nothing refers to the other tables: the log
+# may as well live in a file of its own.
+_V4: Step = (
+    """
+    CREATE TABLE prediction_log (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        id TEXT NOT NULL UNIQUE,
+        session_id TEXT NOT NULL,
+        store TEXT NOT NULL,
+        text TEXT NOT NULL,
+        recorded_at REAL NOT NULL,
+        outcome INTEGER CHECK (outcome IN (0, 1)),
+        scored_at REAL,
+        CHECK ((outcome IS NULL) = (scored_at IS NULL))
+    )
+    """,
+    # Listing goes oldest first, by time then by the order recorded.
+    "CREATE INDEX prediction_log_time ON prediction_log (recorded_at, seq)",
+    "CREATE INDEX prediction_log_session ON prediction_log (session_id, recorded_at, seq)",
+)
+
 #: Every schema step, oldest first. Append new steps here.
-MIGRATIONS: tuple[Step, ...] = (_V1, _V2, _V3)
+MIGRATIONS: tuple[Step, ...] = (_V1, _V2, _V3, _V4)
 
 #: The schema version this code writes and understands.
 SCHEMA_VERSION = len(MIGRATIONS)

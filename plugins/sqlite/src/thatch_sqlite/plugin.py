@@ -1,23 +1,70 @@
-"""The pluggy entry point: offers :class:`SQLiteStorage` when the config asks for sqlite."""
+"""The pluggy entry point: offers :class:`SQLiteStorage` for the parts the config gives sqlite.
+
+Memories, the decision model and the prediction log of one installation
+share one :class:`~thatch_sqlite.storage.SQLiteStorage` (one file, one
+connection) whichever of them the config keeps in sqlite: the three hooks
+hand back the same open object for the same config, and core closes it once.
+"""
 
 from __future__ import annotations
 
+import weakref
 from typing import TYPE_CHECKING
 
 from thatch.plugin import hookimpl
 
 if TYPE_CHECKING:
-    from thatch.plugin import Config, Storage
+    from thatch.plugin import (
+        Config,
+        DecisionStorage,
+        MemoryStorage,
+        PredictionStorage,
+        StoragePart,
+    )
 
-#: The ``[storage] backend`` value this plugin answers to.
+    from thatch_sqlite.storage import SQLiteStorage
+
+#: The ``[storage]`` backend value this plugin answers to.
 BACKEND = "sqlite"
+
+# The object opened for each live config, by id(config): the three parts of
+# one installation share it. An entry goes when its config is collected.
+_opened: dict[int, SQLiteStorage] = {}
 
 
 @hookimpl
-def thatch_storage(config: Config) -> Storage | None:
-    """Open the database at ``config.db_path`` when the backend is ``sqlite``."""
-    if config.storage_backend != BACKEND:
+def thatch_memory_storage(config: Config) -> MemoryStorage | None:
+    """The database at ``config.db_path`` when memories are kept in ``sqlite``."""
+    return _storage_for(config, "memories")
+
+
+@hookimpl
+def thatch_decision_storage(config: Config) -> DecisionStorage | None:
+    """The database at ``config.db_path`` when the decision model is kept in ``sqlite``."""
+    return _storage_for(config, "decisions")
+
+
+@hookimpl
+def thatch_prediction_storage(config: Config) -> PredictionStorage | None:
+    """The database at ``config.db_path`` when the prediction log is kept in ``sqlite``."""
+    return _storage_for(config, "predictions")
+
+
+def _storage_for(config: Config, part: StoragePart) -> SQLiteStorage | None:
+    """The open database of ``config`` if ``part`` is kept in sqlite (opened when needed)."""
+    if config.backend_for(part) != BACKEND:
         return None
+    key = id(config)
+    storage = _opened.get(key)
+    if storage is None or storage.closed:
+        storage = _open(config)
+        if key not in _opened:
+            weakref.finalize(config, _opened.pop, key, None)
+        _opened[key] = storage
+    return storage
+
+
+def _open(config: Config) -> SQLiteStorage:
     # Imported here so that loading the plugin (every thatch command, hooks
     # included) does not pay for numpy and sqlite3 until storage is needed.
     from thatch_sqlite.storage import SQLiteStorage

@@ -1,4 +1,4 @@
-"""SQLiteStorage: thatch's memories in one SQLite file.
+"""SQLiteStorage: thatch's memories, decision model and prediction log in one SQLite file.
 
 Every write runs in ``BEGIN IMMEDIATE``: it takes the write lock up front, so
 concurrent writers (hooks, the CLI, a daemon) queue on the busy timeout
@@ -39,6 +39,7 @@ from thatch_sqlite.cache import SearchCache
 from thatch_sqlite.codec import as_vector, from_blob, json_ids, to_blob, to_time
 from thatch_sqlite.connect import DEFAULT_MMAP_BYTES, open_database
 from thatch_sqlite.decisions import DecisionCache, DecisionsMixin
+from thatch_sqlite.prediction_log import PredictionLogMixin
 from thatch_sqlite.scrub import scrub_index
 
 if TYPE_CHECKING:
@@ -85,10 +86,14 @@ _ARCHIVED_VECTORS = """
 """
 
 
-class SQLiteStorage(DecisionsMixin):
-    """thatch's default :class:`thatch.plugin.storage.Storage`: one SQLite file.
+class SQLiteStorage(DecisionsMixin, PredictionLogMixin):
+    """thatch's default storage, one SQLite file that keeps every part.
 
-    The decision model's methods come from :class:`DecisionsMixin`.
+    One object is at once the :class:`thatch.plugin.MemoryStorage`, the
+    :class:`thatch.plugin.DecisionStorage` (methods from
+    :class:`DecisionsMixin`) and the :class:`thatch.plugin.PredictionStorage`
+    (from :class:`PredictionLogMixin`): the plugin hands the same object to
+    every part kept in sqlite, and core closes it once.
 
     Safe to share between threads: one connection, guarded by a lock.
     """
@@ -103,6 +108,12 @@ class SQLiteStorage(DecisionsMixin):
         self._conn = open_database(self.path, mmap_bytes)
         self._cache = SearchCache(self._conn)
         self._decision_cache = DecisionCache(self._conn)
+        self._closed = False
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called."""
+        return self._closed
 
     def __enter__(self) -> SQLiteStorage:
         return self
@@ -118,6 +129,7 @@ class SQLiteStorage(DecisionsMixin):
             self._cache.clear()
             self._decision_cache.clear()
             self._conn.close()
+            self._closed = True
 
     def integrity_problems(self) -> list[str]:
         problems: list[str] = []

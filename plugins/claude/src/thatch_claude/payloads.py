@@ -1,9 +1,12 @@
-"""Core events from the payloads of thatch's named hook commands.
+"""Core events from the payloads of Claude Code's named hook commands.
 
 ``thatch reminder``, ``buffer-batch``, ``buffer-tool``, ``flush-tools`` and
-``flush-predictions`` read Claude Code payloads (``session_id``) or Cursor
-ones (``conversation_id``). ``thatch hook HARNESS EVENT`` goes to the
-harness plugin instead (``thatch_parse_event``).
+``flush-predictions`` are what older setups wrote into Claude Code's hooks
+(``thatch hook claude EVENT`` reads the same payloads through
+:mod:`thatch_claude.events`). Cursor runs those hooks too, so these readers
+also take Cursor's spellings (``conversation_id``, ``tool_output``,
+``error_message``, ``workspace_roots``); whose payload it is, core tells by
+the harnesses' claims and sets the event's harness accordingly.
 """
 
 from __future__ import annotations
@@ -12,61 +15,68 @@ import contextlib
 import json
 import logging
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from thatch.hookcmd.answers import from_cursor
-from thatch.plugin.errors import InvalidInputError
-from thatch.plugin.events import Event, EventKind, ToolCall, shared_identity
-from thatch.plugin.fields import optional_flag, optional_text, text_field
+from thatch.plugin import (
+    Event,
+    InvalidInputError,
+    ToolCall,
+    optional_flag,
+    optional_text,
+    shared_identity,
+    text_field,
+)
+
+from thatch_claude import HARNESS
+
+if TYPE_CHECKING:
+    from thatch.plugin import HookCommand
 
 log = logging.getLogger("thatch")
 
 #: Hook events that report only failed tool calls, as Claude Code and Cursor name them.
 FAILURE_EVENTS = frozenset({"PostToolUseFailure", "postToolUseFailure"})
 
-#: The event each named command stands for, and its Claude Code event name.
-COMMAND_EVENTS: dict[str, tuple[EventKind, str]] = {
-    "reminder": ("session_start", "SessionStart"),
-    "buffer-batch": ("tool_use", "PostToolBatch"),
-    "buffer-tool": ("tool_use", "PostToolUse"),
-    "flush-tools": ("prompt", "UserPromptSubmit"),
-    "flush-predictions": ("prompt", "UserPromptSubmit"),
-}
+#: Background results Claude Code hands back as prompts; they get no nudges.
+SYNTHETIC_PROMPT_PREFIX = "<task-notification>"
 
 
-def parse_command_payload(
-    command: str, payload: Mapping[str, Any], env: Mapping[str, str] | None = None
-) -> Event:
+def parse_command_payload(command: HookCommand, payload: Mapping[str, Any]) -> Event:
     """The event a named hook command received; raises InvalidInputError naming the field."""
-    kind, default_event = COMMAND_EVENTS[command]
-    env = env or {}
-    cursor = from_cursor(payload, env)
+    from thatch_claude.events import EVENT_KINDS
+
+    kind = EVENT_KINDS[command.event]
     session_id = text_field(
         payload, "conversation_id" if "conversation_id" in payload else "session_id"
     )
-    hook_event = optional_text(payload, "hook_event_name") or default_event
-    cwd = optional_text(payload, "cwd") or first_root(payload)
+    hook_event = optional_text(payload, "hook_event_name") or command.event
     fields: dict[str, Any] = {}
-    if command == "buffer-batch":
+    if command.event == "PostToolBatch":
         fields["tool_calls"] = batch_calls(payload)
-    elif command == "buffer-tool":
+    elif kind == "tool_use":
         call = tool_call(payload, "", failed=hook_event in FAILURE_EVENTS)
         fields["tool_calls"] = (call,)
         # The same rule as the harness plugins, so one call reported both
         # ways (a named hook and `thatch hook`) is taken once.
         fields["identity"] = shared_identity("tool_use", session_id, call.call_id)
     elif kind == "prompt":
-        fields["prompt"] = text_field(payload, "prompt", allow_empty=True)
+        fields.update(prompt_fields(payload))
     elif kind == "session_start":
         fields["source"] = optional_text(payload, "source")
     return Event(
         kind=kind,
-        harness="cursor" if cursor else "claude",
+        harness=HARNESS,
         session_id=session_id,
         hook_event=hook_event,
-        cwd=cwd,
+        cwd=optional_text(payload, "cwd") or first_root(payload),
         **fields,
     )
+
+
+def prompt_fields(payload: Mapping[str, Any]) -> dict[str, Any]:
+    """A prompt event's ``prompt``, and ``synthetic`` for a background result posing as one."""
+    prompt = text_field(payload, "prompt", allow_empty=True)
+    return {"prompt": prompt, "synthetic": prompt.lstrip().startswith(SYNTHETIC_PROMPT_PREFIX)}
 
 
 def batch_calls(payload: Mapping[str, Any]) -> tuple[ToolCall, ...]:
@@ -129,6 +139,7 @@ def tool_call(data: Any, where: str, *, failed: bool = False) -> ToolCall:
 
 
 def first_root(payload: Mapping[str, Any]) -> str | None:
+    """The first of Cursor's ``workspace_roots``: the project when ``cwd`` is missing."""
     roots = payload.get("workspace_roots")
     if isinstance(roots, list) and roots and isinstance(roots[0], str):
         return roots[0]

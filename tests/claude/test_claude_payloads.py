@@ -1,19 +1,40 @@
-"""The named hook commands' payloads (Claude Code and Cursor) turned into core events."""
+"""Claude Code's named hook commands' payloads (and Cursor's, which runs them) as core events.
+
+``thatch reminder``, ``buffer-*`` and ``flush-*`` are served by the Claude
+plugin (``ClaudeHarness.commands``, parsed by ``ClaudeHarness.parse_command``).
+Whose payload it is, Claude Code's or Cursor's, core tells by Cursor's
+claim (``CursorHarness.claim``): the end of this file runs those through the
+daemon's handler.
+"""
 
 from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
-from thatch.payloads import COMMAND_EVENTS, parse_command_payload
-from thatch.plugin.errors import InvalidInputError
-from thatch.plugin.events import ToolCall
+from daemon_hooks import RuntimeFactory, answer, request
+from thatch.plugin import Event, InvalidInputError, ToolCall
+from thatch.testing import EventRecorder
+from thatch_claude.events import EVENT_KINDS
+from thatch_claude.harness import ClaudeHarness
 
 CLAUDE = Path(__file__).parent.parent / "data" / "claude"
 SESSION = "3f1c2a9e-7b4d-4c1e-9a55-0d2f6e8b1c47"
+HARNESS = ClaudeHarness()
+#: The named commands, by name, as the harness declares them.
+COMMANDS = {command.name: command for command in HARNESS.commands}
+#: The event each named command stands for, and its Claude Code event name.
+COMMAND_EVENTS = {name: (EVENT_KINDS[c.event], c.event) for name, c in COMMANDS.items()}
+
+
+def parse_command_payload(command: str, payload: dict[str, Any]) -> Event:
+    """The event the Claude plugin reads from a named command's payload."""
+    return HARNESS.parse_command(COMMANDS[command], payload)
 
 
 def claude(name: str, **changes: Any) -> dict[str, Any]:
@@ -42,6 +63,16 @@ def cursor_tool(**changes: Any) -> dict[str, Any]:
     }
     payload.update(changes)
     return payload
+
+
+def test_the_commands_are_the_ones_older_setups_wrote() -> None:
+    assert COMMAND_EVENTS == {
+        "reminder": ("session_start", "SessionStart"),
+        "buffer-batch": ("tool_use", "PostToolBatch"),
+        "buffer-tool": ("tool_use", "PostToolUse"),
+        "flush-tools": ("prompt", "UserPromptSubmit"),
+        "flush-predictions": ("prompt", "UserPromptSubmit"),
+    }
 
 
 # -- Claude Code ---------------------------------------------------------------
@@ -206,12 +237,38 @@ def test_an_empty_batch_has_no_calls() -> None:
 
 
 # -- Cursor ----------------------------------------------------------------------
-def test_cursor_tool_call_is_recognised_by_conversation_id() -> None:
-    event = parse_command_payload("buffer-tool", cursor_tool())
+#: Sends a named command's request to a daemon with the Claude and Cursor
+#: plugins and returns the event its observers were shown.
+Through = Callable[..., Event]
+
+
+@pytest.fixture
+def through_the_daemon(runtimes: RuntimeFactory) -> Through:
+    import thatch_claude.plugin
+    import thatch_cursor.plugin
+
+    observer = EventRecorder()
+    app = runtimes(thatch_claude.plugin, thatch_cursor.plugin, observer)
+
+    def send(command: str, payload: dict[str, Any], env: dict[str, str] | None = None) -> Event:
+        answer(app, request(command, payload, env=env or {}))
+        return observer.events[-1]
+
+    return send
+
+
+def test_cursor_tool_call_is_recognised_by_conversation_id(through_the_daemon: Through) -> None:
+    event = through_the_daemon("buffer-tool", cursor_tool())
     assert (event.harness, event.session_id, event.hook_event) == (
         "cursor",
         "conv-7",
         "postToolUse",
+    )
+    assert event == attrs.evolve(
+        parse_command_payload("buffer-tool", cursor_tool()),
+        harness="cursor",
+        event_id=event.event_id,
+        received_at=event.received_at,
     )
     assert event.tool_calls == (
         ToolCall(
@@ -249,16 +306,23 @@ def test_cursor_failure_event_marks_the_call_failed() -> None:
     assert event.tool_calls[0].failed
 
 
-def test_cursor_version_in_the_environment_means_cursor() -> None:
+def test_cursor_version_in_the_environment_means_cursor(through_the_daemon: Through) -> None:
     payload = claude("post_tool_use")
-    event = parse_command_payload("buffer-tool", payload, {"CURSOR_VERSION": "1.7.2"})
+    event = through_the_daemon("buffer-tool", payload, {"CURSOR_VERSION": "1.7.2"})
     assert (event.harness, event.session_id) == ("cursor", SESSION)
-    assert parse_command_payload("buffer-tool", payload, {"CURSOR_VERSION": ""}).harness == (
+    other = claude("post_tool_use", tool_use_id="toolu_other")
+    assert through_the_daemon("buffer-tool", other, {"CURSOR_VERSION": ""}).harness == "claude"
+    assert through_the_daemon("buffer-tool", claude("post_tool_use", session_id="s2")).harness == (
         "claude"
     )
 
 
-def test_cursor_prompt() -> None:
+def test_the_plugin_itself_labels_every_payload_claudes() -> None:
+    # Telling Cursor's apart is core's, by the harnesses' claims.
+    assert parse_command_payload("buffer-tool", cursor_tool()).harness == "claude"
+
+
+def test_cursor_prompt(through_the_daemon: Through) -> None:
     payload = {
         "conversation_id": "conv-7",
         "hook_event_name": "beforeSubmitPrompt",
@@ -266,7 +330,7 @@ def test_cursor_prompt() -> None:
         "attachments": [],
         "workspace_roots": ["/home/dev/shop"],
     }
-    event = parse_command_payload("flush-tools", payload)
+    event = through_the_daemon("flush-tools", payload)
     assert (event.kind, event.harness, event.session_id, event.hook_event, event.cwd) == (
         "prompt",
         "cursor",

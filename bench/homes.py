@@ -1,55 +1,28 @@
-"""What the bench scripts share: paths, reading the data sets, writing thresholds.json."""
+"""The runtime benchmarks' homes: a project folder, a clean environment, memories and matchers.
+
+hook_latency, cold_start, mcp_recall and daemon_memory fill one throw-away
+home for one project with ``fill_home``; the others take only the project
+and the environment. What only ``fill_home`` needs (thatch, the decision
+engine) is imported inside it, so those scripts start without it.
+"""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import time
-from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
+from data_sets import DATA, read_jsonl
 
 if TYPE_CHECKING:
     from thatch.api import Thatch
 
-ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT / "bench" / "data"
-THRESHOLDS_FILE = ROOT / "plugins" / "fastembed" / "src" / "thatch_fastembed" / "thresholds.json"
-#: Key order of a thresholds.json entry; unknown keys follow.
-KEY_ORDER = ("recall", "dedup", "prediction", "source")
-
-
-def read_jsonl(path: Path) -> list[dict[str, object]]:
-    """Every non-empty line of a JSON Lines file, parsed."""
-    with path.open(encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
-
-
-def update_thresholds(path: Path, model_id: str, values: Mapping[str, object]) -> None:
-    """Set ``values`` in ``model_id``'s entry, keeping its other keys and the other models.
-
-    Each calibration script owns some keys (calibrate_thresholds.py: recall,
-    dedup, source; prediction_tuning.py: prediction), so neither erases the
-    other's numbers.
-    """
-    data = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-    entry = {**data.get(model_id, {}), **values}
-    rank = {key: index for index, key in enumerate(KEY_ORDER)}
-    data[model_id] = dict(sorted(entry.items(), key=lambda item: rank.get(item[0], len(rank))))
-    ordered = {key: data[key] for key in sorted(data)}
-    path.write_text(json.dumps(ordered, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-
-
-# -- the runtime benchmarks (hook_latency, mcp_recall, daemon_memory) ------------------------
-
 #: The project the runtime benchmarks work in: a git folder whose origin names the store.
 PROJECT_REMOTE = "git@github.com:acme/web.git"
 PROJECT_STORE = "acme/web"
-#: One synthetic memory in this many goes to the global store (also in the project's scope).
-GLOBAL_EVERY = 10
 MEMORY_BATCH = 5_000
 
 
@@ -89,8 +62,7 @@ def write_synthetic_memories(
     Embedding them would take minutes (about 40 such sentences a second on
     two cores).
     """
-    from recall_latency import sentences, unit_vectors, vocabulary  # sibling script
-    from thatch.plugin.records import GLOBAL_STORE, NewMemory
+    from synthetic import sentences, unit_vectors, vocabulary, write_memories
 
     model, dim = th.embedder.model_id, th.embedder.dim
     vocab = vocabulary(DATA, 3000, rng)
@@ -98,25 +70,12 @@ def write_synthetic_memories(
         size = min(MEMORY_BATCH, count - offset)
         vectors = unit_vectors(size, dim, rng)
         texts = sentences(vocab, size, rng)
-        first = start + offset
-        th.storage.write_memories(
-            [
-                NewMemory(
-                    store=GLOBAL_STORE if (first + i) % GLOBAL_EVERY == 0 else store,
-                    label=f"synthetic-{first + i}",
-                    content=texts[i],
-                    branch=None,
-                    model=model,
-                    embedding=vectors[i],
-                )
-                for i in range(size)
-            ]
-        )
+        write_memories(th.memory_storage, store, start + offset, vectors, texts, model)
 
 
 def load_bench_decisions(th: Thatch, store: str) -> int:
     """The real set of bench/data/decisions.jsonl through the decision model; returns matchers."""
-    from prediction_tuning import load, read_set  # sibling script
+    from decision_set import load, read_set
 
     situations, _, _ = read_set(DATA / "decisions.jsonl")
     return load(th.decisions.model, situations, store).matchers
@@ -129,11 +88,10 @@ def write_synthetic_matchers(th: Thatch, store: str, count: int, rng: np.random.
     storage backend, which sit at a cosine near 0 from any prompt, so only
     the real matchers fire while every query still scans them all.
     """
-    from prediction_latency import add_synthetic  # sibling script
-    from recall_latency import unit_vectors
+    from synthetic import add_matchers, unit_vectors
 
     vectors = unit_vectors(count, th.embedder.dim, rng)
-    add_synthetic(th.storage, th.embedder.model_id, 0, vectors, rng, store=store)
+    add_matchers(th.decision_storage, store, th.embedder.model_id, 0, vectors, rng)
 
 
 def fill_home(
@@ -166,18 +124,3 @@ def fill_home(
                 f"{time.perf_counter() - started:.1f} s"
             )
     return notes
-
-
-def percentile(values: Sequence[float], q: float) -> float:
-    """The q-th percentile (0-100) of ``values``."""
-    return float(np.percentile(np.asarray(values), q))
-
-
-def proc_memory(pid: int) -> dict[str, int]:
-    """VmRSS, VmHWM and the other ``Vm*`` lines of /proc/<pid>/status, in kB (Linux only)."""
-    sizes: dict[str, int] = {}
-    for line in Path(f"/proc/{pid}/status").read_text(encoding="ascii").splitlines():
-        name, _, value = line.partition(":")
-        if name.startswith(("Vm", "Rss")) and value.strip().endswith("kB"):
-            sizes[name] = int(value.split()[0])
-    return sizes

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from thatch.agent_instructions import BRIEFING as BRIEFING
 from thatch.plugin.embedder import Thresholds
 from thatch.plugin.specs import hookimpl
 
@@ -97,12 +98,16 @@ def plugins_with(*plugins: object, embedder: object | None = None) -> Plugins:
     embedder plugin. A plugin test registers its own module next to a storage
     plugin, e.g. ``plugins_with(thatch_sqlite.plugin, my_plugin)``.
     """
+    from thatch.builtin import BUILTIN_PLUGINS
     from thatch.plugins import Plugins, ThatchPluginManager
 
+    # Core's own plugins keep the names the daemon gives them (``decision-nudge``).
+    builtin_names = {module: name for name, module in BUILTIN_PLUGINS.items()}
     fake = EmbedderPlugin(embedder if embedder is not None else WordHashEmbedder())
     manager = ThatchPluginManager()
     for index, plugin in enumerate(plugins):
-        manager.register(plugin, name=getattr(plugin, "__name__", f"plugin-{index}"))
+        module = getattr(plugin, "__name__", f"plugin-{index}")
+        manager.register(plugin, name=builtin_names.get(module, module))
     manager.register(fake, name="fake-embedder")
     manager.check_pending()
     return Plugins(manager)
@@ -130,10 +135,12 @@ def make_runtime(
     read from ``home`` only, never from the environment. Close it when done.
     """
     from thatch.plugin.config import Config
+    from thatch.plugin_parts import with_plugin_tables
     from thatch.runtime import Runtime
 
     chosen = [*(builtin_plugins() if builtins else []), *plugins]
-    return Runtime(Config.load(home, environ={}), plugins_with(*chosen, embedder=embedder))
+    loaded = plugins_with(*chosen, embedder=embedder)
+    return Runtime(with_plugin_tables(Config.load(home, environ={}), loaded), loaded)
 
 
 class EventRecorder:
