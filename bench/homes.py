@@ -42,7 +42,7 @@ def make_project(folder: Path, remote: str = PROJECT_REMOTE) -> Path:
 
 def load_bench_memories(th: Thatch) -> int:
     """The real memories of bench/data/memories.jsonl, embedded by the model; returns how many."""
-    from thatch.memory import MemoryInput
+    from thatch.memory.writer import MemoryInput
 
     rows = read_jsonl(DATA / "memories.jsonl")
     th.remember_many(

@@ -44,8 +44,8 @@ from pathlib import Path
 from data_sets import ROOT
 from homes import bench_env, make_project
 from measure import percentile
+from thatch import daemon_lock as lock
 from thatch import rundir
-from thatch.daemon import lock
 from thatch.daemon.client import DaemonClient, DaemonUnavailableError
 
 SCRIPT_DIR = Path(sys.executable).parent

@@ -1,7 +1,7 @@
 """Import throughput: thatch's import path against raw embedding of the same texts.
 
 The import side is what ``thatch import`` does: parse JSON lines with
-:func:`thatch.transfer.parse_lines`, then :meth:`thatch.api.Thatch.import_lines`
+:func:`thatch.memory.transfer.parse_lines`, then :meth:`thatch.api.Thatch.import_lines`
 into an empty home (validation, secret redaction, embedding in batches of 64,
 a near-duplicate check per memory, one transaction per batch). The raw side
 embeds the same texts with the same embedder object in batches of 64 and
@@ -29,7 +29,7 @@ from collections.abc import Sequence
 import thatch
 from synthetic import distinct_texts
 from thatch.api import Thatch
-from thatch.transfer import parse_lines
+from thatch.memory.transfer import parse_lines
 
 BATCH = 64
 STORE = "bench/import"

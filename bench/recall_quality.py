@@ -13,7 +13,7 @@ found, not just kept.
 Prints recall@1, recall@5 and MRR per mode, split by query kind, then the same
 metrics for variants of reciprocal-rank fusion (the constant k and the weight
 of the words list), computed from the raw per-mode rankings with
-:func:`thatch.fusion.fuse`. The variant k=60 / weights 1:1 must reproduce the
+:func:`thatch.memory.fusion.fuse`. The variant k=60 / weights 1:1 must reproduce the
 hybrid mode exactly; the script checks that.
 
     uv run python bench/recall_quality.py
@@ -32,10 +32,10 @@ from data_sets import DATA, read_jsonl
 from stop_words import without_stop_words
 from synthetic import distinct_texts
 from thatch.api import Thatch
-from thatch.fusion import RRF_K, fuse
-from thatch.memory import MemoryInput
+from thatch.memory.fusion import RRF_K, fuse
+from thatch.memory.recall import CANDIDATE_FACTOR, MIN_CANDIDATES
+from thatch.memory.writer import MemoryInput
 from thatch.plugin.records import GLOBAL_STORE, Scope
-from thatch.recall import CANDIDATE_FACTOR, MIN_CANDIDATES
 
 MODES = ("hybrid", "vector", "words")
 KINDS = ("meaning", "words", "mixed")

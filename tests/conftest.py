@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 from daemon_hooks import RuntimeFactory
-from thatch.agent_instructions import BRIEFING
+from thatch.instructions.briefing import BRIEFING
 from thatch.plugin.setup import SetupContext
 from thatch.testing import EventRecorder
 

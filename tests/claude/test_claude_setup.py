@@ -18,8 +18,10 @@ import attrs
 import pytest
 import thatch_claude.plugin
 from claude_contexts import global_context, project_context, target
-from thatch import agent_instructions, testing
-from thatch.agent_instructions import BRIEFING
+from thatch import testing
+from thatch.instructions import agent as agent_instructions
+from thatch.instructions.briefing import BRIEFING
+from thatch.instructions.workflows import NAMES
 from thatch.plugin.errors import InvalidInputError
 from thatch.plugin.harness import Harness
 from thatch.plugin.setup import (
@@ -32,7 +34,6 @@ from thatch.plugin.setup import (
     TextBlock,
 )
 from thatch.setup import engine
-from thatch.workflows import NAMES
 from thatch_claude.instructions import skills
 from thatch_claude.target import HOOK_EVENTS, TOOL_EVENTS
 

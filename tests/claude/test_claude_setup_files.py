@@ -15,8 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from thatch.agent_instructions import BRIEFING
 from thatch.cli import main
+from thatch.instructions.briefing import BRIEFING
 from thatch.plugin.jsonc import StrictJsonError
 from thatch.plugin.setup import SetupContext
 from thatch.setup import engine

@@ -13,12 +13,12 @@ import pytest
 import thatch_claude.plugin
 import thatch_cursor.plugin
 from claude_contexts import global_context, project_context, target
-from thatch.agent_instructions import BRIEFING
+from thatch.instructions.briefing import BRIEFING
+from thatch.instructions.workflows import NAMES
 from thatch.plugin.setup import SetupContext
 from thatch.setup import engine
 from thatch.setup.notice import harness_of
 from thatch.testing import plugins_with
-from thatch.workflows import NAMES
 from thatch_claude.instructions import instructions_block, skills
 from thatch_claude.target import HOOK_EVENTS
 

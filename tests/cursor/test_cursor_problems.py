@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from thatch.agent_instructions import BRIEFING
+from thatch.instructions.briefing import BRIEFING
 from thatch.plugin.setup import SetupContext
 from thatch.testing import set_up
 from thatch_cursor.target import CursorTarget

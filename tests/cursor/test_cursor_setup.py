@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 import setup_changes
 import thatch_cursor.plugin
-from thatch import agent_instructions, testing
-from thatch.agent_instructions import BRIEFING
+from thatch import testing
+from thatch.instructions import agent as agent_instructions
+from thatch.instructions.briefing import BRIEFING
 from thatch.plugin.setup import (
     JsonEntry,
     JsonListItem,

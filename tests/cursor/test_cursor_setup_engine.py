@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from thatch.agent_instructions import BRIEFING
+from thatch.instructions.briefing import BRIEFING
 from thatch.plugin.setup import SetupContext
 from thatch.setup import engine
 from thatch.testing import check_golden_tree, plan_set_up, set_up, tear_down, text_tree, tree

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from thatch.agent_instructions import TOOLS
+from thatch.instructions.agent import TOOLS
+from thatch.instructions.workflows import NAMES
 from thatch.plugin.setup import SetupContext
 from thatch.testing import plan_set_up, set_up, tear_down
-from thatch.workflows import NAMES
 from thatch_cursor.target import CursorTarget
 
 

@@ -21,7 +21,7 @@ import thatch_example_harness.plugin
 import thatch_sqlite.plugin
 from harness_clis import user_env, user_path
 from thatch import rundir
-from thatch.agent_instructions import BRIEFING
+from thatch.instructions.briefing import BRIEFING
 from thatch.plugin import Harness, InvalidInputError
 from thatch.plugin.setup import SetupContext
 from thatch.runtime import Runtime

@@ -153,8 +153,8 @@ def stop_daemons(env: dict[str, str]) -> None:
     """
     import time
 
+    from thatch import daemon_lock as lock
     from thatch import rundir
-    from thatch.daemon import lock
 
     located = rundir.locate(env, home=env.get("THATCH_HOME"))
     deadline = time.monotonic() + 8

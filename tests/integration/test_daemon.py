@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from thatch import daemon_lock as lock
 from thatch import rundir, wire
-from thatch.daemon import lock
 
 from .conftest import Runner, as_json, daemon_pid, kill_daemon
 

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from thatch.daemon import lock
+from thatch import daemon_lock as lock
 
 from .conftest import THATCH, Runner, claude_payload, daemon_pid
 

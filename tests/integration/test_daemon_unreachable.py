@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from thatch import daemon_lock as lock
 from thatch import rundir, socketguard
-from thatch.daemon import lock
 
 from .conftest import Runner, claude_payload, daemon_pid
 

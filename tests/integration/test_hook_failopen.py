@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from thatch import wire
-from thatch.reminder_text import SAVE_REMINDER
+from thatch.instructions.reminders import SAVE_REMINDER
 
 from integration.conftest import THATCH
 from integration.hook_runs import PAYLOAD, Hooks

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from recorded import recorded
-from thatch import reminder_text
+from thatch.instructions import reminders as reminder_text
 
 from integration.conftest import Runner
 from integration.hook_runs import Hooks

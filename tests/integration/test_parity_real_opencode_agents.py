@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from harness_clis import harness_cli, user_path
-from thatch.workflows import NAMES
+from thatch.instructions.workflows import NAMES
 
 from .conftest import THATCH, make_repo
 from .test_real_opencode import opencode_env

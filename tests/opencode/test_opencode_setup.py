@@ -14,7 +14,7 @@ import pytest
 import setup_changes
 import thatch_opencode.plugin
 from thatch import testing
-from thatch.agent_instructions import BRIEFING
+from thatch.instructions.briefing import BRIEFING
 from thatch.plugin.setup import (
     Change,
     JsonEntry,

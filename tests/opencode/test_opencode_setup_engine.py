@@ -13,11 +13,11 @@ from pathlib import Path
 import attrs
 import pytest
 from thatch import testing
-from thatch.agent_instructions import BRIEFING
+from thatch.instructions.briefing import BRIEFING
+from thatch.instructions.workflows import NAMES
 from thatch.plugin.setup import SetupContext
 from thatch.setup import engine
 from thatch.testing import check_golden, tree
-from thatch.workflows import NAMES
 from thatch_opencode.instructions import instructions_text
 from thatch_opencode.jsplugin import render
 from thatch_opencode.target import OpencodeTarget

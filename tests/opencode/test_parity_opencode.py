@@ -9,11 +9,11 @@ import sys
 from pathlib import Path
 
 from test_opencode_jsplugin import DRIVER, drive, fake_thatch, records, write_plugin
-from thatch.agent_instructions import TOOLS
+from thatch.instructions.agent import TOOLS
+from thatch.instructions.workflows import NAMES
 from thatch.plugin.setup import SetupContext
 from thatch.testing import BRIEFING as CORE_BRIEFING
 from thatch.testing import plan_set_up, set_up, tear_down
-from thatch.workflows import NAMES
 from thatch_opencode.instructions import instructions_text
 from thatch_opencode.target import OpencodeTarget, global_config_folder
 

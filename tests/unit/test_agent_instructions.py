@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from thatch import agent_instructions
-from thatch.agent_instructions import (
-    BRIEFING,
+from thatch.decisions.nudge import HEADER, UNTESTED
+from thatch.instructions import agent as agent_instructions
+from thatch.instructions.agent import (
     POINTER,
     TOOLS,
     decision_model,
@@ -13,12 +13,12 @@ from thatch.agent_instructions import (
     memory_workflow,
     server_instructions,
 )
-from thatch.decisions.nudge import HEADER, UNTESTED
+from thatch.instructions.briefing import BRIEFING
+from thatch.instructions.workflows import workflows
 from thatch.plugin.config import Config
 from thatch.plugin.setup import Briefing
 from thatch.plugins import Plugins
 from thatch.tools import ToolRegistry
-from thatch.workflows import workflows
 
 
 def test_every_tool_the_text_names_exists() -> None:

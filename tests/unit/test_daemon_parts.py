@@ -23,8 +23,9 @@ import pytest
 import thatch
 import thatch_claude.plugin
 import thatch_sqlite.plugin
+from thatch import daemon_lock as lock
 from thatch import rundir, wire
-from thatch.daemon import lifecycle, lock
+from thatch.daemon import lifecycle
 from thatch.daemon.handlers import Handlers, version_tuple
 from thatch.daemon.server import DaemonServer
 from thatch.daemon.spool import Spool
@@ -404,7 +405,8 @@ def test_the_lock_file_is_private(tmp_path: Path) -> None:
 
 HOLDER = """
 import sys, time
-from thatch.daemon import lifecycle, lock
+from thatch import daemon_lock as lock
+from thatch.daemon import lifecycle
 fd = lock.acquire(sys.argv[1])
 print("held" if fd is not None else "refused", flush=True)
 time.sleep(60)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from thatch import config_schema
+from thatch.config import schema as config_schema
 
 ROOT = Path(__file__).parents[2]
 GUIDE = ROOT / "docs" / "user-guide.md"
@@ -138,11 +138,11 @@ def test_the_schema_lists_exactly_the_keys_core_reads(
     listed = config_schema.dotted_names()
     assert read, "the recorder saw no key read: has Config.load stopped using tomllib?"
     assert not read - listed, (
-        f"core reads {sorted(read - listed)}, which thatch/config_schema.py does not list: "
+        f"core reads {sorted(read - listed)}, which thatch/config/schema.py does not list: "
         "add each there (type, default, help) and a row to docs/user-guide.md"
     )
     assert not listed - read, (
-        f"thatch/config_schema.py lists {sorted(listed - read)}, which no loader reads"
+        f"thatch/config/schema.py lists {sorted(listed - read)}, which no loader reads"
     )
 
 
@@ -155,7 +155,7 @@ def test_the_guide_shows_the_schema_example() -> None:
     blocks = re.findall(r"```toml\n(.*?)```", _configuration_section(), flags=re.S)
     assert blocks, "docs/user-guide.md's Configuration section has no ```toml example"
     assert blocks[0] == config_schema.example(), (
-        "docs/user-guide.md's config example differs from thatch.config_schema.example(); "
+        "docs/user-guide.md's config example differs from thatch.config.schema.example(); "
         "paste its output:\n" + config_schema.example()
     )
 

@@ -14,8 +14,8 @@ import pytest
 import thatch
 from fake_daemon import FakeDaemon
 from thatch import hookimpl, rundir
-from thatch.agent_instructions import BRIEFING
 from thatch.doctor import Check, run_checks
+from thatch.instructions.briefing import BRIEFING
 from thatch.testing import WordHashEmbedder
 
 FAKE_EMBEDDER_MODULE = "doctor_test_embedder"
@@ -280,7 +280,7 @@ def test_a_daemon_that_never_answers_is_hung(home: Path, project: Path) -> None:
 def test_a_daemon_holding_its_lock_without_a_socket_is_not_answering(
     home: Path, project: Path
 ) -> None:
-    from thatch.daemon import lock
+    from thatch import daemon_lock as lock
 
     located = rundir.locate(home=str(home))
     os.makedirs(located.runtime_dir, mode=0o700, exist_ok=True)
@@ -370,4 +370,7 @@ def test_claude_config_dir_is_where_doctor_looks_for_claude_code(
     assert (config / "settings.json").exists()
 
     found = [c for c in run_checks(str(home), project) if c.name == "Claude Code setup (global)"]
-    assert [(c.status, c.detail) for c in found] == [("ok", "set up")]
+    assert [c.status for c in found] == ["ok"]
+    # The files it lists are Claude Code's own, under CLAUDE_CONFIG_DIR.
+    assert found[0].detail.startswith(f"set up: {config / 'settings.json'}, ")
+    assert f"{config / 'settings.json'} (missing)" not in found[0].detail

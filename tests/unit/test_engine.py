@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import thatch_sqlite.plugin
 from thatch.api import Thatch
-from thatch.hygiene import hygiene_report
-from thatch.memory import MemoryInput
+from thatch.memory.hygiene import hygiene_report
+from thatch.memory.writer import MemoryInput
 from thatch.plugin.config import Config
 from thatch.plugin.errors import ArchivedMemoryError, InvalidInputError, NotFoundError
 from thatch.plugin.records import Memory
@@ -81,7 +81,7 @@ def test_forget_and_missing(th: Thatch) -> None:
 
 
 def test_import_lines_is_idempotent_and_validates_first(th: Thatch) -> None:
-    from thatch.transfer import parse_lines
+    from thatch.memory.transfer import parse_lines
 
     lines = [
         '{"label": "a", "content": "alpha fact", "store": "global"}',

@@ -16,14 +16,14 @@ import pytest
 import thatch_claude.plugin
 import thatch_cursor.plugin
 import thatch_opencode.plugin
-from thatch.extraction import (
+from thatch.plugin.events import Event, ToolCall
+from thatch.sessions.ingest import (
     THATCH_TOOL_NAMES,
     interactions_from,
     is_thatch_tool,
     salient,
     truncate,
 )
-from thatch.plugin.events import Event, ToolCall
 from thatch.testing import plugins_with
 
 AWS_KEY_ID = "AK" + "IA" + "".join(itertools.islice(itertools.cycle("Q3Z7ABCDEFGH"), 16))

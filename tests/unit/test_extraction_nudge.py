@@ -14,16 +14,12 @@ import pytest
 import thatch_claude.plugin
 from framed import data_lines
 from thatch.builtin import extraction as plugin
-from thatch.extraction import (
-    MIN_ITEM_CHARS,
-    build_extraction_nudge,
-    extraction_nudge,
-    interactions_from,
-)
+from thatch.nudges.extraction import MIN_ITEM_CHARS, build_extraction_nudge, extraction_nudge
 from thatch.plugin import specs as hookspecs
 from thatch.plugin.events import Event, ToolCall
 from thatch.plugin.nudge import Nudge
 from thatch.sessions import Interaction, SessionStore
+from thatch.sessions.ingest import interactions_from
 from thatch.testing import plugins_with
 
 if TYPE_CHECKING:

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import pytest
-from thatch.fusion import fuse
+from thatch.memory.fusion import fuse
 
 
 def test_first_in_both_lists_scores_one() -> None:

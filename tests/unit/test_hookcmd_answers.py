@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from thatch import reminder_text
 from thatch.hookcmd import HOOK_COMMANDS, HookArgs, answers, fallback
 from thatch.hooktable import build_hook_table, write_hook_table
+from thatch.instructions import reminders as reminder_text
 from thatch.plugin import AnswerKind, Event, HarnessBase, Nudge
 from thatch_claude.harness import ClaudeHarness
 from thatch_cursor.harness import CursorHarness

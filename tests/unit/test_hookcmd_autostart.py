@@ -166,7 +166,7 @@ def test_cancel_restores_the_handler_and_stops_the_timer() -> None:
 def test_no_spare_is_started_while_a_daemon_holds_the_lock(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from thatch.daemon import lock
+    from thatch import daemon_lock as lock
 
     calls: list[object] = []
     monkeypatch.setattr(autostart, "_spawn", lambda argv, env: calls.append(argv) or 7)

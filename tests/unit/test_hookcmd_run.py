@@ -20,9 +20,10 @@ from typing import Any
 import pytest
 import thatch
 from fake_daemon import FakeDaemon, Responder, write_hook_table
-from thatch import reminder_text, rundir, wire
+from thatch import rundir, wire
 from thatch.hookcmd import HookArgs, autostart, backstop, cap, command, spool
 from thatch.hookcmd.command import run_hook
+from thatch.instructions import reminders as reminder_text
 
 #: The pid a fake spawn reports: this process, which is nobody's child to wait for.
 FAKE_PID = os.getpid()
@@ -788,7 +789,7 @@ def test_a_daemon_that_gives_way_to_another_starting_one_is_waited_for(
     harness: Harness,
 ) -> None:
     """Two hooks (or a hook and thatch mcp) started a daemon at the same instant."""
-    from thatch.daemon import lock
+    from thatch import daemon_lock as lock
 
     harness.env[cap.COLD_START_ENV_VAR] = "60000"
     Path(harness.located.runtime_dir).mkdir(parents=True, exist_ok=True)

@@ -20,10 +20,10 @@ import thatch_sqlite.plugin
 from mcp import types
 from mcp_messages import INITIALIZE, INITIALIZED
 from thatch import wire
-from thatch.mcp_server import InProcessBackend
 from thatch.plugin.config import Config
 from thatch.runtime import Runtime
 from thatch.testing import plugins_with
+from thatch.tools.backend import InProcessBackend
 
 
 def remember(call_id: int, label: str, content: str) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import pytest
-from thatch.names import validate_branch, validate_label, validate_store
+from thatch.memory.names import validate_branch, validate_label, validate_store
 from thatch.plugin.errors import InvalidInputError
 
 

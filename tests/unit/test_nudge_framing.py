@@ -9,9 +9,9 @@ from datetime import UTC, datetime
 import pytest
 from framed import NONCE, data_lines, memory_hit, nonces, outside
 from thatch.decisions.engine import PredictionHit
-from thatch.extraction import build_extraction_nudge, extraction_nudge
+from thatch.decisions.nudge import decision_nudge_from_hits
 from thatch.nudges.compose import compose
-from thatch.nudges.decisions import decision_nudge_from_hits
+from thatch.nudges.extraction import build_extraction_nudge, extraction_nudge
 from thatch.nudges.framing import CLOSE, OPEN, as_data, quoted
 from thatch.nudges.recall import recall_nudge
 from thatch.plugin.decisions import Matcher, Prediction

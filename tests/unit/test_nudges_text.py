@@ -12,13 +12,13 @@ import pytest
 from framed import NONCE, data_lines, memory_hit
 from thatch.decisions.engine import PredictionHit
 from thatch.decisions.nudge import HEADER as DECISION_HEADER
-from thatch.nudges.decisions import decision_nudge_from_hits
+from thatch.decisions.nudge import decision_nudge_from_hits
 from thatch.nudges.recall import HEADER as RECALL_HEADER
 from thatch.nudges.recall import recall_nudge
 from thatch.nudges.reminder import SAVE_REMINDER, save_reminder
-from thatch.nudges.text import ELLIPSIS, cut, fit_entries, one_line, take_lines
 from thatch.plugin.decisions import Matcher, Prediction
 from thatch.plugin.nudge import Nudge, plain_text
+from thatch.textfit import ELLIPSIS, cut, fit_entries, one_line, take_lines
 
 NOW = datetime(2026, 11, 30, tzinfo=UTC)
 
@@ -224,7 +224,7 @@ def test_save_reminder_is_one_tier_three_line(word: str) -> None:
 
 
 def test_the_reminders_name_the_tools_as_opencode_shows_them() -> None:
-    from thatch.reminder_text import SESSION_REMINDER_STATIC, named
+    from thatch.instructions.reminders import SESSION_REMINDER_STATIC, named
     from thatch_claude.harness import ClaudeHarness
     from thatch_cursor.harness import CursorHarness
     from thatch_opencode.harness import OpencodeHarness

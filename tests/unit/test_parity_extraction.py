@@ -19,18 +19,13 @@ import thatch_claude.plugin
 import thatch_cursor.plugin
 import thatch_opencode.plugin
 from recorded import recorded
-from thatch.agent_instructions import BRIEFING
 from thatch.builtin import extraction as plugin
-from thatch.extraction import (
-    THATCH_WORKFLOWS,
-    build_extraction_nudge,
-    extraction_nudge,
-    interactions_from,
-    is_thatch_workflow,
-)
+from thatch.instructions.briefing import BRIEFING
+from thatch.nudges.extraction import build_extraction_nudge, extraction_nudge
 from thatch.plugin.events import Event, ToolCall
 from thatch.plugin.harness import Harness
 from thatch.sessions import Interaction, SessionStore
+from thatch.sessions.ingest import THATCH_WORKFLOWS, interactions_from, is_thatch_workflow
 from thatch.sessions.schema import MIGRATIONS
 from thatch.testing import plugins_with
 from thatch_opencode.events import parse_event as parse_opencode

@@ -6,10 +6,10 @@ import re
 from pathlib import Path
 
 import pytest
-from thatch import workflows
-from thatch.agent_instructions import TOOLS
+from thatch.instructions import workflows
+from thatch.instructions.agent import TOOLS
+from thatch.instructions.workflows import NAMES
 from thatch.plugin.setup import compare_installed
-from thatch.workflows import NAMES
 
 
 def bare_tool_names(text: str, prefix: str) -> list[str]:

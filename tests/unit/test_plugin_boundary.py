@@ -51,9 +51,11 @@ def plugin_modules() -> list[Path]:
 
 
 def test_the_check_catches_an_internal_import() -> None:
-    source = "from thatch.memory import MemoryWriter\nfrom thatch import api\nimport thatch\n"
+    source = (
+        "from thatch.memory.writer import MemoryWriter\nfrom thatch import api\nimport thatch\n"
+    )
     assert outside_the_contract(source) == [
-        "line 1: thatch.memory",
+        "line 1: thatch.memory.writer",
         "line 2: thatch.api",
         "line 3: thatch",
     ]

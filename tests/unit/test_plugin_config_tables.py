@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from thatch import plugin_parts
+from thatch.config import plugin_tables as plugin_parts
 from thatch.plugin import ConfigError, ConfigKey, ConfigTable, hookimpl
 from thatch.plugin.config import CORE_TABLES, Config
 from thatch.plugin.errors import PluginConflictError
@@ -235,7 +235,7 @@ def test_an_undocumented_key_is_found() -> None:
 
 
 def test_core_tables_are_the_ones_the_config_schema_describes() -> None:
-    from thatch import config_schema
+    from thatch.config import schema as config_schema
 
     assert {table.name for table in config_schema.TABLES} == CORE_TABLES
 

@@ -4,7 +4,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from thatch.repo import branch_names, current_branch, repo_store, store_from_remote
+from thatch.memory.repo import branch_names, current_branch, repo_store, store_from_remote
 
 
 @pytest.mark.parametrize(

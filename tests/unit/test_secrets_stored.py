@@ -17,7 +17,7 @@ import pytest
 import thatch_claude.plugin
 from daemon_hooks import EXTRACTION_MARK, RuntimeFactory
 from recorded import recorded
-from thatch.names import validate_store
+from thatch.memory.names import validate_store
 from thatch.plugin.errors import InvalidInputError
 from thatch.runtime import Runtime
 from thatch.testing import send_hook

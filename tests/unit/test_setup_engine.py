@@ -10,7 +10,7 @@ from pathlib import Path
 
 import attrs
 import pytest
-from thatch.agent_instructions import BRIEFING
+from thatch.instructions.briefing import BRIEFING
 from thatch.plugin.errors import ConfigError, InvalidInputError
 from thatch.plugin.jsonc import JsoncError, StrictJsonError, leniencies
 from thatch.plugin.setup import (

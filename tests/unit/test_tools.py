@@ -12,7 +12,7 @@ import thatch_claude.plugin
 import thatch_sqlite.plugin
 from thatch.plugin.events import Event
 from thatch.runtime import Runtime
-from thatch.sessions.models import NewInteraction
+from thatch.sessions.records import NewInteraction
 from thatch.testing import make_runtime
 from thatch.tools import ToolContext, ToolOutcome, ToolRegistry
 

@@ -18,17 +18,16 @@ import thatch
 import thatch_sqlite.plugin
 from mcp import Client
 from mcp_messages import INITIALIZE, INITIALIZED
-from thatch import agent_instructions, wire
-from thatch.mcp_relay import ServerArgs, parse_args
-from thatch.mcp_server import (
-    InProcessBackend,
-    ToolBackend,
+from thatch import wire
+from thatch.instructions import agent as agent_instructions
+from thatch.mcp.server import (
     build_server,
     project_env,
     server_instructions,
     setup_check,
     structured,
 )
+from thatch.mcp_relay import ServerArgs, parse_args
 from thatch.plugin.config import Config
 from thatch.plugin.harness import HarnessBase
 from thatch.plugin.setup import Scope, SetupContext
@@ -38,6 +37,7 @@ from thatch.setup import notice as setup_notice
 from thatch.setup.notice import SetupCheck, check
 from thatch.testing import plugins_with
 from thatch.tools import ToolRegistry
+from thatch.tools.backend import InProcessBackend, ToolBackend
 
 ECHO_TOOL = {
     "name": "echo",

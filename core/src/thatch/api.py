@@ -23,10 +23,13 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from thatch.duplicates import duplicate_pairs
-from thatch.hygiene import STALE_DAYS, hygiene_report
-from thatch.memory import MemoryInput, MemoryWriter
-from thatch.names import validate_label, validate_store
+from thatch.memory.duplicates import duplicate_pairs
+from thatch.memory.hygiene import STALE_DAYS, hygiene_report
+from thatch.memory.names import validate_label, validate_store
+from thatch.memory.recall import RecallMode, recall
+from thatch.memory.repo import branch_names, current_branch, repo_store
+from thatch.memory.transfer import ImportLine, export_line
+from thatch.memory.writer import MemoryInput, MemoryWriter
 from thatch.plugin.config import Config, StoragePart
 from thatch.plugin.decision_storage import DecisionStorage
 from thatch.plugin.embedder import Embedder, Thresholds
@@ -45,9 +48,6 @@ from thatch.plugin.records import (
 )
 from thatch.plugin.storage import VERDICTS, MemoryStorage, Verdict
 from thatch.plugins import PluginInfo, Plugins
-from thatch.recall import RecallMode, recall
-from thatch.repo import branch_names, current_branch, repo_store
-from thatch.transfer import ImportLine, export_line
 
 if TYPE_CHECKING:
     from thatch.decisions.service import Decisions
@@ -72,7 +72,7 @@ def open(
     directory). Nothing heavy happens here: storage opens and the model
     loads on first use.
     """
-    from thatch import plugin_parts
+    from thatch.config import plugin_tables as plugin_parts
 
     config, plugins = plugin_parts.load(home, environ)
     return Thatch(config, plugins, Path(cwd or Path.cwd()))
@@ -325,7 +325,7 @@ class Thatch:
         *,
         on_saved: Callable[[RememberResult], None] | None = None,
     ) -> ImportResult:
-        """Import parsed lines (see :mod:`thatch.transfer`); unchanged ones add nothing."""
+        """Import parsed lines (see :mod:`thatch.memory.transfer`); unchanged ones add nothing."""
         # An import is idempotent by design: a line updates the memory of its label.
         results = self.remember_many(
             (line.memory for line in lines), overwrite=True, on_saved=on_saved

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import shlex
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -58,10 +58,16 @@ def run_checks(home: str | None = None, cwd: Path | None = None) -> list[Check]:
 
 def _table_checks(home: str | None) -> Iterator[Check]:
     """The config tables plugins declare, each checked; tables nobody declares, as warnings."""
-    from thatch.plugin_parts import doctor_checks
+    from thatch.config.plugin_tables import doctor_checks
 
     for line in doctor_checks(home):
         yield Check(line.name, line.status, line.detail, line.fix)
+
+
+def _files(paths: Iterable[Path]) -> str:
+    """The harness's config files as doctor lists them, each marked when missing."""
+    shown = [str(path) if path.exists() else f"{path} (missing)" for path in paths]
+    return ", ".join(shown) if shown else "no config files"
 
 
 def _harness_checks(home: str | None, project: Path) -> Iterator[Check]:
@@ -72,7 +78,7 @@ def _harness_checks(home: str | None, project: Path) -> Iterator[Check]:
     from two scopes (a project setup also counts user-level config) is
     reported once.
     """
-    from thatch.agent_instructions import BRIEFING
+    from thatch.instructions.briefing import BRIEFING
     from thatch.plugin import launcher
     from thatch.plugin.config import Config
     from thatch.plugin.setup import SetupContext
@@ -125,7 +131,7 @@ def _harness_checks(home: str | None, project: Path) -> Iterator[Check]:
                 detail, _, fix = problem.partition("; fix: ")
                 yield Check(name, "warn", detail, fix)
             if not problems:
-                yield Check(name, "ok", "set up")
+                yield Check(name, "ok", f"set up: {_files(target.config_files(context))}")
         # A program the plugin already reported as not found is not run again.
         yield from _launch_checks(title, install, seen, skip_unfound=target is not None)
 
@@ -344,7 +350,7 @@ def _daemon(located: rundir.RunDir) -> Check:
 
 def _daemon_pid(located: rundir.RunDir) -> int | None:
     """The daemon's pid while one holds the lock (a dead daemon's pid file does not count)."""
-    from thatch.daemon import lock
+    from thatch import daemon_lock as lock
 
     if not lock.is_held(located.lock_path):
         return None

@@ -29,7 +29,7 @@ The format (``version`` 1)::
 
 ``answers`` is ``Harness.hook_answers`` with the event names lower-cased;
 ``stand_in`` is, for each, the harness's own delivery
-(``Harness.deliver``) of the fixed reminder of :mod:`thatch.reminder_text`
+(``Harness.deliver``) of the fixed reminder of :mod:`thatch.instructions.reminders`
 (the session-start reminder's static part, or the save reminder), with
 the harness's tool names; ``by_kind`` the same for the first event of each
 kind, which answers a named command's payload the harness claims
@@ -48,8 +48,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from thatch import reminder_text, rundir
+from thatch import rundir
 from thatch.hookcmd import answers
+from thatch.instructions import reminders as reminder_text
 from thatch.plugin.events import Event
 from thatch.plugin.nudge import Nudge
 from thatch.private import make_private_dirs

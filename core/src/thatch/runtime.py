@@ -84,7 +84,7 @@ class RuntimeSettings:
 
     @classmethod
     def from_config(cls, config: Config) -> RuntimeSettings:
-        from thatch.settings import runtime_settings
+        from thatch.config.settings import runtime_settings
 
         return runtime_settings(config, cls)
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from thatch.nudges.decisions import decision_nudge_from_hits
+from thatch.decisions.nudge import decision_nudge_from_hits
 from thatch.plugin.nudge import Nudge
 from thatch.plugin.specs import hookimpl
 

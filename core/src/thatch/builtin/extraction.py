@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from thatch.extraction import MIN_ITEM_CHARS, build_extraction_nudge
+from thatch.nudges.extraction import MIN_ITEM_CHARS, build_extraction_nudge
 from thatch.plugin.specs import hookimpl
 
 if TYPE_CHECKING:

@@ -127,7 +127,7 @@ def console_main() -> None:
 
 def _mcp_main(argv: list[str]) -> int | None:
     """Serve ``thatch mcp`` if that is what ``argv`` asks for; None otherwise."""
-    from thatch import mcp_relay
+    from thatch import mcp_relay as mcp_relay
 
     args = mcp_relay.parse_args(argv)
     if args is None:

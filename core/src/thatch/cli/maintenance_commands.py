@@ -12,11 +12,11 @@ from thatch.api import Thatch
 from thatch.cli import output
 from thatch.cli.inputs import batches, count_checked, open_import_file
 from thatch.cli.memory_commands import connect
-from thatch.duplicates import pair_key
+from thatch.memory.duplicates import pair_key
+from thatch.memory.transfer import ImportLine, parse_lines
 from thatch.plugin.records import DuplicatePair, ImportResult, RememberResult
 from thatch.safetext import visible
 from thatch.serialize import to_json_data
-from thatch.transfer import ImportLine, parse_lines
 
 #: Lines written per batch: an import holds this many, whatever the file's size.
 IMPORT_BATCH = 512

@@ -13,8 +13,8 @@ from thatch.cli import output
 from thatch.cli.inputs import answer_stdin_queries, read_stdin
 from thatch.plugin.errors import InvalidInputError
 from thatch.plugin.records import GLOBAL_STORE, Memory
+from thatch.result_json import memory_hit_data
 from thatch.serialize import to_json_data
-from thatch.views import memory_hit_data
 
 #: A subcommand handler: parsed arguments in, exit status out.
 Handler = Callable[[argparse.Namespace], int]

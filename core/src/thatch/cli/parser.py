@@ -26,7 +26,7 @@ from thatch.cli.inputs import (
     plot_file,
     whole_number,
 )
-from thatch.hygiene import MAX_STALE_DAYS
+from thatch.memory.hygiene import MAX_STALE_DAYS
 
 if TYPE_CHECKING:
     from thatch.plugin.harness import Harness
@@ -290,16 +290,18 @@ def _add_runtime(
         sub.set_defaults(run=runtime.run_hook_command)
         return sub
 
+    # Named hook commands: what older setups wrote. Which harness serves each,
+    # and what its payload means, is that harness plugin's (Harness.commands).
     for name, text in (
         ("reminder", "hook, session start: the project's store, how to recall, hygiene"),
         ("flush-tools", "hook, each prompt: extraction, recall and decision-model nudges"),
         ("flush-predictions", "hook, each prompt: the decision-model nudge alone"),
     ):
         add(name, text + " (payload on stdin)", reader)
-    add("buffer-batch", "hook, Claude Code PostToolBatch: queue the batch's tool calls", common)
-    add("buffer-tool", "hook, one tool call (Claude PostToolUse, Cursor postToolUse)", common)
+    add("buffer-batch", "hook, a batch of tool calls: queue them (payload on stdin)", common)
+    add("buffer-tool", "hook, one tool call: queue it (payload on stdin)", common)
     sub = add("hook", "hand a harness's hook payload (stdin) to its plugin", reader)
-    sub.add_argument("harness", help="the harness, e.g. claude, cursor, opencode")
+    sub.add_argument("harness", help="the harness's name ('thatch plugins' lists them)")
     sub.add_argument("event", help="the harness's event name, e.g. UserPromptSubmit")
 
     sub = commands.add_parser(

@@ -87,7 +87,7 @@ def add_commands(
 def _refuse_core_names(
     plugins: Plugins, commands: Mapping[str, Command], core: frozenset[str]
 ) -> None:
-    from thatch.plugin_parts import provider
+    from thatch.config.plugin_tables import provider
 
     for name in commands:
         if name in core:
@@ -111,7 +111,7 @@ def run_command(
     command: Command, config: Config, plugins: Plugins, args: argparse.Namespace
 ) -> int:
     """Run a plugin command with its context; the plugin's tables are checked first."""
-    from thatch.plugin_parts import with_plugin_tables
+    from thatch.config.plugin_tables import with_plugin_tables
 
     context = PluginCommandContext(
         with_plugin_tables(config, plugins), plugins, json=bool(getattr(args, "json", False))

@@ -15,8 +15,8 @@ from thatch.decisions.nudge import format_block
 from thatch.decisions.service import PredictionDetail, parse_update_calls
 from thatch.plugin.decisions import Prediction
 from thatch.plugin.errors import InvalidInputError
+from thatch.result_json import prediction_hit_data
 from thatch.serialize import to_json_data
-from thatch.views import prediction_hit_data
 
 
 def query(args: argparse.Namespace) -> int:

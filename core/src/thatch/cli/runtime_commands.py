@@ -29,7 +29,8 @@ def run_hook_command(args: argparse.Namespace) -> int:
 
 
 def mcp(args: argparse.Namespace) -> int:
-    from thatch.mcp_server import main
+    """``thatch mcp [--in-process]`` as argparse parsed it: the same as the fast path."""
+    from thatch.mcp_relay import main
 
     return main(args)
 

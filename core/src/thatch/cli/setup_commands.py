@@ -9,9 +9,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from thatch.agent_instructions import BRIEFING
 from thatch.cli.output import emit, note
 from thatch.cli.plugin_commands import HARNESS_PLUGINS
+from thatch.instructions.briefing import BRIEFING
 from thatch.plugin import launcher
 from thatch.plugin.config import Config
 from thatch.plugin.errors import InvalidInputError

@@ -24,8 +24,8 @@ from typing import Any
 import attrs
 
 import thatch
+from thatch import daemon_lock as lock
 from thatch import rundir, socketguard, wire
-from thatch.daemon import lock
 from thatch.plugin.errors import ThatchError
 
 #: Loading the model and opening a large database can take this long.

@@ -45,7 +45,7 @@ class Handlers:
     @cached_property
     def tools(self) -> Any:
         """The tools, run here on the daemon's runtime (by MCP sessions and ``op: call``)."""
-        from thatch.mcp_server import InProcessBackend
+        from thatch.tools.backend import InProcessBackend
 
         return InProcessBackend(app=self.app)
 

@@ -27,13 +27,13 @@ from typing import Any
 
 import attrs
 
-from thatch.extraction import interactions_from
 from thatch.nudges.compose import compose
 from thatch.plugin.errors import InvalidInputError
 from thatch.plugin.events import Event
 from thatch.plugin.harness import Harness, HookCommand
 from thatch.plugin.nudge import Nudge
 from thatch.runtime import Runtime
+from thatch.sessions.ingest import interactions_from
 
 log = logging.getLogger("thatch")
 

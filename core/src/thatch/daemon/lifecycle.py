@@ -22,15 +22,16 @@ from typing import TypeVar
 
 import attrs
 
+from thatch import daemon_lock as lock
 from thatch import logfile, rundir, socketguard
-from thatch.daemon import lock, security
+from thatch.config.plugin_tables import with_plugin_tables
+from thatch.daemon import security
 from thatch.daemon.handlers import Handlers
 from thatch.daemon.hook_events import handle_hook
 from thatch.daemon.server import DaemonServer
 from thatch.daemon.spool import Spool
 from thatch.daemon.throttle import Throttle
 from thatch.plugin.config import Config
-from thatch.plugin_parts import with_plugin_tables
 from thatch.plugins import Plugins
 from thatch.runtime import Runtime
 

@@ -2,7 +2,7 @@
 
 ``thatch mcp`` opens it with ``op: mcp`` (see :mod:`thatch.wire`) and then
 relays the harness's stdio to it. The session runs the server ``thatch mcp
---in-process`` runs (:func:`thatch.mcp_server.build_server`), with the
+--in-process`` runs (:func:`thatch.mcp.server.build_server`), with the
 tools called directly on the daemon's runtime, its instructions led by the
 setup notice of the harness that started the relay, and the SDK's stdio
 transport framing the messages over the socket. Each session has an event
@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any
 from thatch import wire
 
 if TYPE_CHECKING:
-    from thatch.mcp_server import ToolBackend
     from thatch.plugin.harness import Harness
+    from thatch.tools.backend import ToolBackend
 
 log = logging.getLogger("thatch")
 
@@ -39,7 +39,7 @@ class McpSession:
     def __init__(
         self, tools: ToolBackend, request: Mapping[str, Any], targets: Iterable[Harness]
     ) -> None:
-        from thatch.mcp_server import setup_check
+        from thatch.mcp.server import setup_check
 
         self.tools = tools
         cwd = request.get("cwd")
@@ -70,7 +70,7 @@ class McpSession:
         try:
             import anyio
 
-            from thatch.mcp_server import build_server, serve, server_instructions
+            from thatch.mcp.server import build_server, serve, server_instructions
 
             server = build_server(
                 self.tools,

@@ -14,7 +14,7 @@ import attrs
 
 from thatch.decisions.confidence import DEFAULT_PRIOR, EVIDENCE, confidence, population_prior
 from thatch.decisions.wording import same_statement
-from thatch.names import validate_store
+from thatch.memory.names import validate_store
 from thatch.plugin.decision_storage import DecisionStorage
 from thatch.plugin.decisions import SIGNALS, Matcher, Prediction, Signal
 from thatch.plugin.embedder import Embedder

@@ -21,7 +21,7 @@ from thatch.decisions.engine import (
     check_signal,
 )
 from thatch.jsonlines import json_objects, optional_text, require_text
-from thatch.names import validate_store
+from thatch.memory.names import validate_store
 from thatch.plugin.decisions import Edge, Matcher, Prediction, Provenance
 from thatch.plugin.errors import ConfigError, InvalidInputError, NotFoundError
 

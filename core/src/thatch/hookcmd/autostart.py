@@ -82,7 +82,7 @@ def start_daemon(
     if disabled(environ):
         return Start(f"not starting the daemon ({NO_AUTOSTART_VAR} is set)", coming=False)
     if lock_path is not None:
-        from thatch.daemon.lock import is_held
+        from thatch.daemon_lock import is_held
 
         if is_held(lock_path):
             return Start("a daemon is starting (it holds the lock)", coming=True)

@@ -76,6 +76,6 @@ def ask_when_listening(
 def _another_holds(lock_path: str | None) -> bool:
     if lock_path is None:
         return False
-    from thatch.daemon.lock import is_held
+    from thatch.daemon_lock import is_held
 
     return is_held(lock_path)

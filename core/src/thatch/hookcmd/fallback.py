@@ -6,7 +6,7 @@ fixed part of its reminder (how to recall, what to save), a prompt the
 one-line save reminder, in the format of the harness whose payload came.
 Core rendered both in advance, with each harness's own delivery, into the
 hook table (:mod:`thatch.hooktable`, read by :mod:`thatch.hookcmd.answers`),
-from the texts of :mod:`thatch.reminder_text`, which the daemon's reminders
+from the texts of :mod:`thatch.instructions.reminders`, which the daemon's reminders
 use too.
 
 A named command's payload may be another harness's (``Harness.claim``, as

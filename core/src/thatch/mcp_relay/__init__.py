@@ -13,7 +13,7 @@ well this path loads only the standard library, :mod:`thatch.rundir` and
 With ``--in-process``, or when no daemon can be started (``THATCH_NO_AUTOSTART``,
 a runtime folder that is not private, a daemon that fails to start), the
 SDK's server runs here instead, with the tools on a runtime of its own
-(:func:`thatch.mcp_server.serve_in_process`).
+(:func:`thatch.mcp.server.serve_in_process`).
 
 stdout carries only protocol bytes; notes go to stderr and thatch's log file.
 """
@@ -119,7 +119,7 @@ def note(located: rundir.RunDir, text: str) -> None:
 
 
 def _in_process(home: str | None, why: str | None) -> int:
-    from thatch.mcp_server import serve_in_process
+    from thatch.mcp.server import serve_in_process
 
     return serve_in_process(home, why=why)
 

@@ -2,7 +2,7 @@
 
 :mod:`~thatch.plugin.nudge` holds the record, :mod:`~thatch.nudges.compose`
 fits nudges into the budget, :mod:`~thatch.nudges.recall`,
-:mod:`~thatch.nudges.decisions` and :mod:`~thatch.nudges.reminder` write the
+:mod:`~thatch.decisions.nudge` and :mod:`~thatch.nudges.reminder` write the
 built-in texts, :mod:`~thatch.nudges.framing` marks the recorded text they
 quote as data. Each harness formats the output its own way
 (``Harness.deliver``, in its plugin). Nothing is imported here.

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from thatch.nudges.framing import Framing, as_data, new_nonce
-from thatch.nudges.text import fit_entries, one_line
 from thatch.plugin.nudge import Nudge
 from thatch.plugin.records import RecallHit
+from thatch.textfit import fit_entries, one_line
 
 HEADER = "[thatch] Memories that may bear on this prompt"
 #: Where the framed lines come from, as the framing's note says.

@@ -5,9 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Final, Literal
 
-from thatch.plugin.nudge import Nudge
-from thatch.plugin.records import GLOBAL_STORE, HygieneReport
-from thatch.reminder_text import (
+from thatch.instructions.reminders import (
     EXTRACTION_LINE,
     RECALL_LINE,
     SAVE_LINE,
@@ -15,6 +13,8 @@ from thatch.reminder_text import (
     SESSION_TITLE,
     named,
 )
+from thatch.plugin.nudge import Nudge
+from thatch.plugin.records import GLOBAL_STORE, HygieneReport
 
 if TYPE_CHECKING:
     from thatch.api import Thatch

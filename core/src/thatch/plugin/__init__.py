@@ -25,7 +25,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     # What hooks and tools receive: internal classes, named for annotations only.
     from thatch.api import Thatch as Thatch
-    from thatch.heap import release_free_memory
+    from thatch.malloc_trim import release_free_memory
     from thatch.plugin.commands import Command, CommandContext, CommandRunner
     from thatch.plugin.config import (
         DEFAULT_BACKEND,
@@ -217,7 +217,7 @@ _HOMES = {
     "optional_flag": "thatch.plugin.fields",
     "optional_text": "thatch.plugin.fields",
     "plain_text": "thatch.plugin.nudge",
-    "release_free_memory": "thatch.heap",
+    "release_free_memory": "thatch.malloc_trim",
     "shared_identity": "thatch.plugin.events",
     "text_field": "thatch.plugin.fields",
 }

@@ -88,7 +88,7 @@ class PayloadClaim:
 class ExtractionWorkflow:
     """The workflow a harness has for saving what tool calls taught, as the nudge names it.
 
-    Setup installs thatch's workflows (:mod:`thatch.workflows`) as the
+    Setup installs thatch's workflows (:mod:`thatch.instructions.workflows`) as the
     harness's skills, rules or agents; the extraction nudge tells the agent
     to use this one, besides giving the steps themselves.
     """

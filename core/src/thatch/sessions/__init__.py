@@ -5,7 +5,7 @@ See :mod:`thatch.sessions.store`.
 
 from __future__ import annotations
 
-from thatch.sessions.models import Interaction, NewInteraction, SessionState
+from thatch.sessions.records import Interaction, NewInteraction, SessionState
 from thatch.sessions.store import COMPACT_TIMEOUT_SECONDS, SessionStore
 
 __all__ = [

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from thatch.plugin.events import Event
 from thatch.sessions.held import Callback, decode, encode
-from thatch.sessions.models import Interaction, NewInteraction, SessionState
+from thatch.sessions.records import Interaction, NewInteraction, SessionState
 from thatch.sessions.schema import open_connection
 
 if TYPE_CHECKING:

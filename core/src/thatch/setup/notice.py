@@ -93,7 +93,7 @@ def _problems(
     harness: Harness, environ: Mapping[str, str], cwd: str | None
 ) -> tuple[Scope | None, list[str]]:
     """The complete scope, or the project setup's problems (either scope suffices)."""
-    from thatch.agent_instructions import BRIEFING
+    from thatch.instructions.briefing import BRIEFING
     from thatch.plugin.setup import SetupContext
 
     project = Path(harness.project_folder(environ) or cwd or os.getcwd())

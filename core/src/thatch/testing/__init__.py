@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from thatch.agent_instructions import BRIEFING as BRIEFING
+from thatch.instructions.briefing import BRIEFING as BRIEFING
 from thatch.plugin.embedder import Thresholds
 from thatch.plugin.specs import hookimpl
 
@@ -134,8 +134,8 @@ def make_runtime(
     ``make_runtime(home, thatch_sqlite.plugin, my_plugin)``. The config is
     read from ``home`` only, never from the environment. Close it when done.
     """
+    from thatch.config.plugin_tables import with_plugin_tables
     from thatch.plugin.config import Config
-    from thatch.plugin_parts import with_plugin_tables
     from thatch.runtime import Runtime
 
     chosen = [*(builtin_plugins() if builtins else []), *plugins]

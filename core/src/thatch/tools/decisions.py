@@ -7,15 +7,15 @@ from typing import Any
 
 from thatch.decisions.engine import MAX_TEXT
 from thatch.decisions.service import PredictionDetail
-from thatch.names import MAX_STORE
+from thatch.memory.names import MAX_STORE
 from thatch.plugin.decisions import SIGNALS
 from thatch.plugin.errors import InvalidInputError
 from thatch.plugin.tool import Tool, ToolContext
+from thatch.result_json import prediction_hit_data
 from thatch.serialize import to_json_data
 from thatch.tools.maintenance import MAX_SESSION_ID
 from thatch.tools.memory import STORE_SCOPE
 from thatch.tools.schema import arguments, integer, string
-from thatch.views import prediction_hit_data
 
 MAX_PREDICTIONS = 50
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from thatch.duplicates import pair_key
-from thatch.hygiene import MAX_STALE_DAYS, STALE_DAYS
-from thatch.names import MAX_LABEL, MAX_STORE
+from thatch.memory.duplicates import pair_key
+from thatch.memory.hygiene import MAX_STALE_DAYS, STALE_DAYS
+from thatch.memory.names import MAX_LABEL, MAX_STORE
 from thatch.plugin.records import DuplicatePair
 from thatch.plugin.storage import VERDICTS
 from thatch.plugin.tool import Tool, ToolContext

@@ -9,12 +9,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from thatch.memory import MAX_CONTENT
-from thatch.names import MAX_BRANCH, MAX_LABEL, MAX_STORE
+from thatch.memory.names import MAX_BRANCH, MAX_LABEL, MAX_STORE
+from thatch.memory.writer import MAX_CONTENT
 from thatch.plugin.tool import Tool, ToolContext
+from thatch.result_json import memory_hit_data
 from thatch.serialize import to_json_data
 from thatch.tools.schema import arguments, boolean, integer, string
-from thatch.views import memory_hit_data
 
 #: The most results one recall may ask for: more floods the agent's context.
 MAX_RECALL = 50

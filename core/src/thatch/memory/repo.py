@@ -10,7 +10,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from thatch.names import validate_store
+from thatch.memory.names import validate_store
 from thatch.plugin.errors import InvalidInputError
 
 _GIT_TIMEOUT = 5.0

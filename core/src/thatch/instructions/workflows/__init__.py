@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from importlib import resources
 
-from thatch.agent_instructions import tool_names
+from thatch.instructions.agent import tool_names
 from thatch.plugin.setup import Workflow
 
 #: The workflows, in the order harnesses list them.

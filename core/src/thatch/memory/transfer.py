@@ -14,8 +14,8 @@ from collections.abc import Iterable, Iterator
 import attrs
 
 from thatch.jsonlines import json_objects, optional_text, require_text
-from thatch.memory import MemoryInput
-from thatch.names import validate_branch, validate_label, validate_store
+from thatch.memory.names import validate_branch, validate_label, validate_store
+from thatch.memory.writer import MemoryInput
 from thatch.plugin.errors import InvalidInputError
 from thatch.plugin.records import Memory
 from thatch.serialize import to_json_data

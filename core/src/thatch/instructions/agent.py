@@ -3,7 +3,7 @@
 Each harness receives this text through one channel, chosen in
 docs/architecture.md ("Agent instructions"): the MCP server's instructions,
 or a file of the harness's own (a rule file, an AGENTS.md block) that its
-plugin writes from the :data:`BRIEFING` setup hands it; a harness names the
+plugin writes from the briefing setup hands it (:mod:`.briefing`); a harness names the
 scopes that write such a file in ``Harness.instruction_scopes``. Where a
 harness has several channels, the others carry a pointer at most. Harnesses
 show MCP tools under different names (``thatch_memory_recall``), so every
@@ -13,13 +13,13 @@ channel renders the text with its own prefix.
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Collection, Sequence
+from collections.abc import Collection
 from typing import TYPE_CHECKING
 
 from thatch.decisions.nudge import HEADER, UNTESTED, line
 
 if TYPE_CHECKING:
-    from thatch.plugin.setup import Workflow
+    pass
 
 #: The tools the text names. Rendering fails on any other placeholder, so a
 #: misspelt tool cannot reach an agent.
@@ -139,22 +139,6 @@ def server_instructions(
     if complete_scope is not None and file_scopes and complete_scope in file_scopes:
         return POINTER
     return instructions()
-
-
-class CoreBriefing:
-    """What thatch tells every agent, as a harness's setup receives it in its context."""
-
-    def instructions(self, prefix: str = "", level: int = 1) -> str:
-        return instructions(prefix, level)
-
-    def workflows(self, prefix: str = "", kind: str = "skill") -> Sequence[Workflow]:
-        from thatch.workflows import workflows
-
-        return workflows(prefix, kind)
-
-
-#: The briefing core puts in every setup context.
-BRIEFING = CoreBriefing()
 
 
 def tool_names(prefix: str = "") -> dict[str, str]:

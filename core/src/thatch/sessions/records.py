@@ -9,7 +9,7 @@ import attrs
 class NewInteraction:
     """A tool interaction to queue, already redacted and truncated.
 
-    Made by :func:`thatch.extraction.interactions_from`; the store gives it a
+    Made by :func:`thatch.sessions.ingest.interactions_from`; the store gives it a
     ``seq`` and a session when it is recorded.
     """
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from thatch.names import validate_branch, validate_label, validate_store
+from thatch.memory.names import validate_branch, validate_label, validate_store
 from thatch.plugin.embedder import Embedder
 from thatch.plugin.errors import InvalidInputError
 from thatch.plugin.records import (

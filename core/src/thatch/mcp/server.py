@@ -4,7 +4,7 @@ It runs in the daemon, one per ``thatch mcp`` session
 (:mod:`thatch.daemon.mcp_session`; ``thatch mcp`` itself only relays bytes,
 see :mod:`thatch.mcp_relay`), or in the ``thatch mcp`` process with
 ``--in-process`` or when no daemon can run. Its tools run in a
-:class:`ToolBackend`, on the daemon's runtime or this process's. Each call
+:class:`~thatch.tools.backend.ToolBackend`, on the daemon's runtime or this process's. Each call
 carries the caller's project folder (the one its harness names in the
 environment, ``Harness.project_folder``, else the working directory), which
 decides the memory store.
@@ -21,86 +21,21 @@ import logging
 import os
 import sys
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import thatch
 
 # The SDK, the tool registry and the runtime load where they are used: the
 # daemon imports this module before its first MCP session.
 if TYPE_CHECKING:
-    import argparse
-
     from anyio import AsyncFile
     from mcp.server.lowlevel import Server
 
-    from thatch.mcp_relay import ServerArgs
     from thatch.plugin.harness import Harness
-    from thatch.runtime import Runtime
     from thatch.setup.notice import SetupCheck
-    from thatch.tools.registry import ToolRegistry
+    from thatch.tools.backend import ToolBackend
 
 log = logging.getLogger("thatch")
-
-
-class ToolBackend(Protocol):
-    """Where tool calls run: :class:`InProcessBackend`, on the daemon's runtime or this one's."""
-
-    def list_tools(self) -> list[dict[str, Any]]:
-        """Every tool as MCP's ``tools/list`` describes it."""
-        ...
-
-    def call(
-        self, name: str, arguments: dict[str, Any], cwd: str, env: dict[str, str]
-    ) -> dict[str, Any]:
-        """Run one tool for the project at ``cwd``/``env``: ``{"result", "text", "is_error"}``."""
-        ...
-
-
-class InProcessBackend:
-    """Tools run in this process, on a runtime of its own or one it is given (the daemon's)."""
-
-    def __init__(
-        self,
-        home: str | None = None,
-        *,
-        app: Runtime | None = None,
-        registry: ToolRegistry | None = None,
-    ) -> None:
-        from thatch.tools.registry import ToolRegistry
-
-        self._owns_app = app is None
-        if app is None:
-            from thatch.plugin.config import Config
-            from thatch.plugins import Plugins
-            from thatch.runtime import Runtime
-
-            config = Config.load(home)
-            app = Runtime(config, Plugins.load(config))
-        self.app = app
-        self.registry = registry or ToolRegistry(app.plugins.tools())
-
-    def list_tools(self) -> list[dict[str, Any]]:
-        return self.registry.describe()
-
-    def call(
-        self, name: str, arguments: dict[str, Any], cwd: str, env: dict[str, str]
-    ) -> dict[str, Any]:
-        from thatch.plugin.errors import ThatchError
-        from thatch.plugin.tool import ToolContext
-        from thatch.tools.registry import ToolOutcome
-
-        try:
-            project = self.app.project(cwd, env)
-        except ThatchError as exc:
-            # The storage could not open: every tool would fail the same way.
-            return ToolOutcome.error(str(exc)).to_wire()
-        context = ToolContext(self.app, project)
-        return self.registry.call(name, arguments, context).to_wire()
-
-    def close(self) -> None:
-        """Close the runtime if this backend created it."""
-        if self._owns_app:
-            self.app.close()
 
 
 def project_env(
@@ -142,13 +77,14 @@ def build_server(
 
     ``cwd`` and ``environ`` (default: this process's) say where the caller's
     project is. ``instructions`` is what the client shows the agent (default:
-    the whole of :func:`thatch.agent_instructions.instructions`).
+    the whole of :func:`thatch.instructions.agent.instructions`).
     """
     import anyio.to_thread
     from mcp import types
     from mcp.server.lowlevel import Server
 
-    from thatch import agent_instructions
+    from thatch.instructions import agent as agent_instructions
+    from thatch.tools.backend import InProcessBackend
 
     folder = cwd or os.getcwd()
     # The runtime has its harnesses loaded already; loading them again costs a session start.
@@ -331,13 +267,6 @@ def _error(code: int, message: str) -> Any:
     return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=None, error=error))
 
 
-def main(args: argparse.Namespace | ServerArgs) -> int:
-    """``thatch mcp [--in-process]`` as argparse parsed it: the same as the fast path."""
-    from thatch.mcp_relay import main as relay_main
-
-    return relay_main(args)
-
-
 def serve_in_process(home: str | None, *, why: str | None = None) -> int:
     """Serve on stdio with the tools in this process until the harness closes stdin.
 
@@ -349,6 +278,8 @@ def serve_in_process(home: str | None, *, why: str | None = None) -> int:
     _configure_logging(home)
     if why:
         log.warning("%s", why)
+    from thatch.tools.backend import InProcessBackend
+
     backend = InProcessBackend(home)
     check = setup_check(home)
     if check.notice:
@@ -387,7 +318,7 @@ def setup_check(
 
 def server_instructions(check: SetupCheck) -> str:
     """The instructions for the client: the setup notice first, then thatch's own."""
-    from thatch.agent_instructions import server_instructions as for_harness
+    from thatch.instructions.agent import server_instructions as for_harness
 
     text = for_harness(check.complete_scope, check.instruction_scopes)
     return f"{check.notice}\n\n{text}" if check.notice else text

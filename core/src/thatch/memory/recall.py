@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Literal
 
-from thatch.fusion import fuse
+from thatch.memory.fusion import fuse
 from thatch.plugin.embedder import Embedder
 from thatch.plugin.records import RecallHit, Scope
 from thatch.plugin.storage import MemoryStorage
