@@ -22,6 +22,7 @@ from thatch.builtin import BUILTIN_PLUGINS
 from thatch.builtin import decisions as decision_source
 from thatch.builtin import recall as recall_source
 from thatch.builtin import reminder as reminder_source
+from thatch.config.settings import RuntimeSettings
 from thatch.decisions.nudge import HEADER as DECISION_HEADER
 from thatch.nudges.compose import compose
 from thatch.nudges.recall import HEADER as RECALL_HEADER
@@ -31,7 +32,6 @@ from thatch.plugin.config import Config
 from thatch.plugin.events import Event
 from thatch.plugin.harness import Harness, HarnessBase
 from thatch.plugin.nudge import Nudge
-from thatch.runtime import RuntimeSettings
 from thatch.sessions.store import SessionStore
 from thatch.testing import WordHashEmbedder, plugins_with
 

@@ -109,8 +109,8 @@ def _section_readers() -> list[Any]:
 
     When one moves, update its import here (an ImportError points at it).
     """
+    from thatch.config.settings import RuntimeSettings
     from thatch.decisions.service import settings_from_config
-    from thatch.runtime import RuntimeSettings
 
     return [RuntimeSettings.from_config, lambda config: settings_from_config(config.sections)]
 

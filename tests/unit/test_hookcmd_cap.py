@@ -139,9 +139,9 @@ def test_a_bad_allowance_in_the_config_file_names_its_key(tmp_path: Path) -> Non
 
 
 def test_the_bounds_match_the_daemons_settings(home: Path) -> None:
+    from thatch.config.settings import RuntimeSettings
     from thatch.plugin.config import Config
     from thatch.plugin.errors import ConfigError
-    from thatch.runtime import RuntimeSettings
 
     (home / "config").mkdir()
     for key, lowest in (

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import attrs
 import pytest
+from thatch.config.settings import RuntimeSettings
 from thatch.plugin.config import Config
 from thatch.plugin.errors import ConfigError
-from thatch.runtime import RuntimeSettings
 
 
 def settings(home: Path, text: str | None = None) -> RuntimeSettings:

@@ -154,14 +154,20 @@ class Thatch:
         cwd: Path,
         *,
         storage: StorageParts | None = None,
+        embedder: Embedder | None = None,
     ) -> None:
-        """``storage``: the parts of the object this one is a view of (see :meth:`view`)."""
+        """``storage``: the parts of the object this one is a view of (see :meth:`view`).
+
+        ``embedder``: one to use instead of the plugins' (the daemon's, which
+        embeds a prompt once for recall and the decision model).
+        """
         self.config = config
         self.plugins = plugins
         self.cwd = cwd
         #: The storage parts; a view shares its origin's.
         self.storage_parts = storage or StorageParts(config, plugins)
         self._is_view = storage is not None
+        self._embedder = embedder
 
     # -- lifecycle ---------------------------------------------------------
     def __enter__(self) -> Thatch:
@@ -180,9 +186,9 @@ class Thatch:
 
         Closing a view closes nothing; close the object it came from.
         """
-        other = Thatch(self.config, self.plugins, cwd, storage=self.storage_parts)
-        other.__dict__["embedder"] = self.embedder
-        return other
+        return Thatch(
+            self.config, self.plugins, cwd, storage=self.storage_parts, embedder=self.embedder
+        )
 
     def close(self) -> None:
         """Close the storage parts that were opened (each object once)."""
@@ -209,10 +215,12 @@ class Thatch:
         """What the integrity check of every storage part finds; empty when all are sound."""
         return self.storage_parts.integrity_problems()
 
-    @cached_property
+    @property
     def embedder(self) -> Embedder:
         """The embedder (its model loads on the first embedding)."""
-        return self.plugins.embedder(self.config)
+        if self._embedder is None:
+            self._embedder = self.plugins.embedder(self.config)
+        return self._embedder
 
     @cached_property
     def decisions(self) -> Decisions:

@@ -42,7 +42,7 @@ def json_objects(
             yield where, parse_object(raw, where, example)
 
 
-def require_text(data: Mapping[str, Any], where: str, keys: Sequence[str]) -> None:
+def check_required_text(data: Mapping[str, Any], where: str, keys: Sequence[str]) -> None:
     """Every key in ``keys`` holds a non-blank string."""
     for key in keys:
         value = data.get(key)
@@ -50,7 +50,7 @@ def require_text(data: Mapping[str, Any], where: str, keys: Sequence[str]) -> No
             raise InvalidInputError(f'{where} has no "{key}" text; add it')
 
 
-def optional_text(data: Mapping[str, Any], where: str, keys: Sequence[str]) -> None:
+def check_optional_text(data: Mapping[str, Any], where: str, keys: Sequence[str]) -> None:
     """Every key in ``keys`` is absent, null or a string."""
     for key in keys:
         if data.get(key) is not None and not isinstance(data[key], str):

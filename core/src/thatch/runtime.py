@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from thatch.api import Thatch
+from thatch.config.settings import RuntimeSettings
 from thatch.plugin.config import Config
 from thatch.plugins import Plugins
 
@@ -64,31 +65,6 @@ def installed_harnesses() -> list[Harness]:
     return list(Plugins.load(config).harnesses().values())
 
 
-@attrs.frozen
-class RuntimeSettings:
-    """The ``[nudges]``, ``[hooks]`` and ``[daemon]`` tables of the config file."""
-
-    #: Characters of injected context per prompt, all nudges together.
-    budget: int = 2000
-    #: A memory shown in a session is not shown again within this many prompts.
-    repeat_window: int = 10
-    #: Prompts shorter than this get no recall nudge.
-    min_prompt_chars: int = 10
-    #: Hard cap of a hook command, in milliseconds.
-    hook_timeout_ms: int = 300
-    #: How long a hook whose answer the agent reads waits for a daemon that is
-    #: starting or loading its model, in milliseconds (0: never past the cap).
-    hook_cold_start_ms: int = 6000
-    #: The daemon exits after this many minutes without a request (0: never).
-    idle_minutes: float = 30.0
-
-    @classmethod
-    def from_config(cls, config: Config) -> RuntimeSettings:
-        from thatch.config.settings import runtime_settings
-
-        return runtime_settings(config, cls)
-
-
 class Runtime:
     """Everything the daemon shares between sessions and projects."""
 
@@ -96,13 +72,11 @@ class Runtime:
         self.config = config
         self.plugins = plugins
         self.settings = RuntimeSettings.from_config(config)
-        self._base = Thatch(config, plugins, Path.cwd())
         #: The daemon's warm-up; requests that need the model wait for it.
         self.warming = WarmUp()
         # Recall and the decision model embed the same prompt: embed it once.
-        self._base.__dict__["embedder"] = QueryMemo(
-            plugins.embedder(config), before_use=self.warming.wait
-        )
+        memo = QueryMemo(plugins.embedder(config), before_use=self.warming.wait)
+        self._base = Thatch(config, plugins, Path.cwd(), embedder=memo)
         self._views: dict[str, tuple[float, Thatch]] = {}
         self._lock = threading.Lock()
         self._deferred = threading.local()

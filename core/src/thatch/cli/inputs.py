@@ -20,7 +20,7 @@ from itertools import islice
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
-from thatch.jsonlines import optional_text, parse_object, require_text
+from thatch.jsonlines import check_optional_text, check_required_text, parse_object
 from thatch.plugin.errors import InvalidInputError, ThatchError
 from thatch.safetext import visible
 from thatch.unicode_fix import scrub_text
@@ -220,8 +220,8 @@ def parse_query_line(
     if not text.startswith("{"):
         return text, default_store, default_limit
     data = parse_object(text, "the line", '{"query": "...", "store": "...", "limit": 5}')
-    require_text(data, "the JSON object", ("query",))
-    optional_text(data, "the JSON object", ("store",))
+    check_required_text(data, "the JSON object", ("query",))
+    check_optional_text(data, "the JSON object", ("store",))
     store, limit = data.get("store", default_store), data.get("limit", default_limit)
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_RESULTS:
         raise InvalidInputError(f'"limit" {limit!r} must be a whole number from 1 to {MAX_RESULTS}')

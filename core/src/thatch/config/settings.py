@@ -19,14 +19,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
+
+import attrs
 
 from thatch.plugin.errors import ConfigError
 
 if TYPE_CHECKING:
     from thatch.plugin.config import Config
-
-T = TypeVar("T")
 
 #: (table, key, settings field, lowest allowed, integer only)
 _FIELDS = (
@@ -39,8 +39,8 @@ _FIELDS = (
 )
 
 
-def runtime_settings(config: Config, cls: type[T]) -> T:
-    """Build ``cls`` (:class:`thatch.runtime.RuntimeSettings`) from the config file."""
+def _values(config: Config) -> dict[str, Any]:
+    """The fields of :class:`RuntimeSettings` the config file sets, each checked."""
     path = config.paths.config_file
     values: dict[str, Any] = {}
     for table_name, key, field, lowest, integer in _FIELDS:
@@ -58,4 +58,28 @@ def runtime_settings(config: Config, cls: type[T]) -> T:
                 f"use {wanted} of at least {lowest}"
             )
         values[field] = value
-    return cls(**values)
+    return values
+
+
+@attrs.frozen
+class RuntimeSettings:
+    """The ``[nudges]``, ``[hooks]`` and ``[daemon]`` tables of the config file."""
+
+    #: Characters of injected context per prompt, all nudges together.
+    budget: int = 2000
+    #: A memory shown in a session is not shown again within this many prompts.
+    repeat_window: int = 10
+    #: Prompts shorter than this get no recall nudge.
+    min_prompt_chars: int = 10
+    #: Hard cap of a hook command, in milliseconds.
+    hook_timeout_ms: int = 300
+    #: How long a hook whose answer the agent reads waits for a daemon that is
+    #: starting or loading its model, in milliseconds (0: never past the cap).
+    hook_cold_start_ms: int = 6000
+    #: The daemon exits after this many minutes without a request (0: never).
+    idle_minutes: float = 30.0
+
+    @classmethod
+    def from_config(cls, config: Config) -> RuntimeSettings:
+        """The settings of ``config``'s file; ConfigError naming the key for a bad value."""
+        return cls(**_values(config))

@@ -20,7 +20,7 @@ from thatch.decisions.engine import (
     UpdateResult,
     check_signal,
 )
-from thatch.jsonlines import json_objects, optional_text, require_text
+from thatch.jsonlines import check_optional_text, check_required_text, json_objects
 from thatch.memory.names import validate_store
 from thatch.plugin.decisions import Edge, Matcher, Prediction, Provenance
 from thatch.plugin.errors import ConfigError, InvalidInputError, NotFoundError
@@ -205,8 +205,8 @@ def parse_update_calls(lines: Iterable[str], source: str) -> Iterator[UpdateCall
     """Parse JSON lines ``{"matcher", "prediction", "signal", "rationale"?, "store"?}``."""
     example = '{"matcher": "...", "prediction": "...", "signal": "create"}'
     for where, data in json_objects(lines, source, example):
-        require_text(data, where, ("matcher", "prediction", "signal"))
-        optional_text(data, where, ("rationale", "store", "detail"))
+        check_required_text(data, where, ("matcher", "prediction", "signal"))
+        check_optional_text(data, where, ("rationale", "store", "detail"))
         try:
             check_signal(data["signal"])
             if data.get("store"):

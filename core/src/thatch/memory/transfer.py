@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator
 
 import attrs
 
-from thatch.jsonlines import json_objects, optional_text, require_text
+from thatch.jsonlines import check_optional_text, check_required_text, json_objects
 from thatch.memory.names import validate_branch, validate_label, validate_store
 from thatch.memory.writer import MemoryInput
 from thatch.plugin.errors import InvalidInputError
@@ -41,10 +41,10 @@ def export_line(memory: Memory) -> str:
 def parse_lines(lines: Iterable[str], source: str) -> Iterator[ImportLine]:
     """Parse and validate every line; errors name ``source`` and the line number."""
     for where, data in json_objects(lines, source, EXAMPLE):
-        require_text(data, where, ("label", "store"))
+        check_required_text(data, where, ("label", "store"))
         if not isinstance(data.get("content"), str):
             raise InvalidInputError(f'{where} has no "content" text; add it')
-        optional_text(data, where, ("branch",))
+        check_optional_text(data, where, ("branch",))
         try:
             validate_store(data["store"])
             validate_label(data["label"])
