@@ -1,0 +1,176 @@
+"""Per-run scores of real agent runs against their outcome, as ROC AUC.
+
+Reads the mini-swe-agent sample (``../shared/data/receptor-sample``: 40
+trajectories and ``labels.csv``, 20 resolved and 20 not) through
+``thatch_receptor.trajectories``, scores each run, and prints how well each
+score picks out the unresolved runs (ROC AUC, the Mann–Whitney statistic;
+0.5 is chance), with the score's mean over unresolved and resolved runs:
+
+- **whole runs**: every run, all its steps;
+- **early warning**: the runs of at least ``--early-steps`` steps (20), scored
+  on their first 20 steps only, since run length gives the whole-run
+  baseline away (unresolved runs are longer).
+
+The baselines always run: ``steps`` (tool calls), ``failures`` (failed calls,
+format errors and time-outs included; grep's exit 1 is no failure) and
+``failure share`` (failures per step). ``--scorer receptor`` adds the
+receptor's frustration peak and mean: each run's events are fed to a fresh
+``thatch_receptor.receptor.Receptor`` and its frustration read after every
+step.
+
+    uv run python bench/receptor_outcomes.py
+    uv run python bench/receptor_outcomes.py --scorer receptor
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import shlex
+import statistics
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+from data_sets import ROOT
+from roc_auc import roc_auc
+from thatch.plugin.events import Event
+from thatch_receptor.trajectories import read_trajectory
+
+SAMPLE = ROOT.parent / "shared" / "data" / "receptor-sample"
+
+#: A run's events, in order, to one number: higher should mean "more likely unresolved".
+Scorer = Callable[[Sequence[Event]], float]
+
+
+class Run:
+    """One labelled run: its id, outcome and events."""
+
+    def __init__(self, run_id: str, resolved: bool, events: tuple[Event, ...]) -> None:
+        self.run_id = run_id
+        self.resolved = resolved
+        self.events = events
+
+
+def read_runs(sample: Path) -> list[Run]:
+    """The runs of ``labels.csv`` (``instance_id, resolved, file``), read from their files."""
+    labels = sample / "labels.csv"
+    if not labels.is_file():
+        raise SystemExit(f"{labels}: not found; pass --data, the folder with labels.csv and trajs/")
+    with labels.open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    return [
+        Run(row["instance_id"], row["resolved"] == "True", read_trajectory(sample / row["file"]))
+        for row in rows
+    ]
+
+
+def steps(events: Sequence[Event]) -> float:
+    """The number of tool calls."""
+    return float(sum(len(event.tool_calls) for event in events))
+
+
+def failures(events: Sequence[Event]) -> float:
+    """The number of failed tool calls."""
+    return float(sum(call.failed for event in events for call in event.tool_calls))
+
+
+def failure_share(events: Sequence[Event]) -> float:
+    """Failed calls per call (0 for a run without calls)."""
+    count = steps(events)
+    return failures(events) / count if count else 0.0
+
+
+BASELINES: dict[str, Scorer] = {
+    "steps": steps,
+    "failures": failures,
+    "failure share": failure_share,
+}
+
+
+def receptor_scorers() -> dict[str, Scorer]:
+    """The receptor's frustration peak and mean over a run; exit 2 when there is no receptor."""
+    try:
+        from thatch_receptor.receptor import Receptor
+    except ImportError as error:
+        print(
+            f"--scorer receptor: thatch_receptor.receptor.Receptor cannot be imported ({error}); "
+            "the receptor core is not there yet. Run without --scorer for the baselines.",
+            file=sys.stderr,
+        )
+        raise SystemExit(2) from error
+
+    def frustration(events: Sequence[Event]) -> list[float]:
+        receptor = Receptor()
+        return [axis_value(receptor.feed(event), "frustration") for event in events]
+
+    return {
+        "frustration peak": lambda events: max(frustration(events), default=0.0),
+        "frustration mean": lambda events: statistics.fmean(frustration(events) or [0.0]),
+    }
+
+
+def axis_value(step: object, axis: str) -> float:
+    """One axis's value in what ``Receptor.feed`` returned (its ``axes`` mapping)."""
+    axes = getattr(step, "axes", None)
+    if isinstance(axes, Mapping) and axis in axes:
+        return float(axes[axis])
+    if axes is not None and hasattr(axes, axis):
+        return float(getattr(axes, axis))
+    raise SystemExit(f"--scorer receptor: a step of the receptor has no axes[{axis!r}]: {step!r}")
+
+
+def score_table(
+    title: str, runs: Sequence[Run], scorers: Mapping[str, Scorer], limit: int | None
+) -> None:
+    """Print each scorer's AUC for the unresolved outcome, with its mean per outcome."""
+    unresolved = [not run.resolved for run in runs]
+    print(
+        f"\n{title}: {len(runs)} runs ({sum(unresolved)} unresolved, "
+        f"{len(runs) - sum(unresolved)} resolved)"
+    )
+    print(f"  {'score':20} {'AUC':>6} {'mean unresolved':>16} {'mean resolved':>14}")
+    for name, scorer in scorers.items():
+        scores = [scorer(run.events[:limit]) for run in runs]
+        bad = [score for score, flag in zip(scores, unresolved, strict=True) if flag]
+        good = [score for score, flag in zip(scores, unresolved, strict=True) if not flag]
+        print(
+            f"  {name:20} {roc_auc(scores, unresolved):6.3f} "
+            f"{statistics.fmean(bad):16.3f} {statistics.fmean(good):14.3f}"
+        )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--data", type=Path, default=SAMPLE, help="the sample folder")
+    parser.add_argument(
+        "--scorer",
+        choices=["baselines", "receptor"],
+        default="baselines",
+        help="receptor: add the receptor's frustration peak and mean to the baselines",
+    )
+    parser.add_argument(
+        "--early-steps", type=int, default=20, help="steps the early warning reads (20)"
+    )
+    args = parser.parse_args()
+
+    scorers = dict(BASELINES)
+    if args.scorer == "receptor":
+        scorers.update(receptor_scorers())
+    runs = read_runs(args.data)
+    early = [run for run in runs if steps(run.events) >= args.early_steps]
+
+    print("$ " + shlex.join(["uv", "run", "python", "bench/receptor_outcomes.py", *sys.argv[1:]]))
+    print("AUC: how well the score picks out the unresolved runs (0.5 = chance)")
+    score_table("whole runs", runs, scorers, None)
+    score_table(
+        f"early warning, first {args.early_steps} steps of runs with >= {args.early_steps}",
+        early,
+        scorers,
+        args.early_steps,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

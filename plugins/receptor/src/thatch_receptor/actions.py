@@ -1,0 +1,449 @@
+"""Tool calls as actions: what the agent did, in a few words, whatever the harness.
+
+A :class:`thatch.plugin.ToolCall` holds what the harness reported: the tool's
+name, its input, its response, and whether it failed. The harnesses say the
+same things in different places, and this module reads each from wherever one
+of them puts it, keyed on tool names and fields rather than on the harness:
+
+- the exit code: ``exitCode`` (Cursor's shell output), ``exit_code``,
+  ``returncode`` or ``exit`` in a response object, or an ``Exit code N`` /
+  ``<returncode>N</returncode>`` line in the error or output text (Claude
+  Code's failure message, the text a failed call's batch entry carries); a
+  shell call the harness did not mark failed and that names no code passed;
+- the error text: :attr:`ToolCall.error` (Claude Code), ``error`` in the
+  response (Cursor's failure), else the most telling line of a failed call's
+  output (``AssertionError: ...``, ``FAILED ...``);
+- the files touched: ``file_path``, ``filePath``, ``target_file``,
+  ``notebook_path``, ``path`` in the input, the files of a patch, and the
+  path-like words of a shell command;
+- a search's query and result count: ``pattern``/``query``/... in the input;
+  ``numFiles``, ``filenames`` or a list in the response, ``Found N ...`` or
+  ``No files found`` in its text, the lines of a shell search's output (a
+  ``grep`` exit 1 means no match, not a failure).
+
+A shell command is an action of its own kind when its program says so
+(``grep``/``rg``/``find`` search, ``cat``/``head``/``ls`` read, ``sed -i``
+edits), so a bash-only agent's work reads like any other's.
+
+:func:`action_of` gives one :class:`Action`, whose :attr:`Action.text` is the
+short, redaction-ready line a call becomes
+(``bash: pytest tests/test_auth.py -> exit 1: AssertionError token expired``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import re
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Literal
+
+import attrs
+
+if TYPE_CHECKING:
+    from thatch.plugin import Event, ToolCall
+
+#: What an action does; ``other`` is a tool the receptor has no word for.
+ActionKind = Literal[
+    "read", "search", "edit", "run", "delegation", "memory_read", "memory_write", "other"
+]
+ACTION_KINDS: tuple[ActionKind, ...] = ActionKind.__args__  # type: ignore[attr-defined]
+
+#: Longest command, query or error text kept in an action's text.
+MAX_PART = 120
+
+_TOOL_KINDS: dict[str, ActionKind] = {
+    **dict.fromkeys(
+        ("bash", "shell", "run_terminal_cmd", "terminal", "exec", "execute", "command"), "run"
+    ),
+    **dict.fromkeys(
+        ("read", "read_file", "view", "notebookread", "list", "ls", "list_dir", "webfetch"),
+        "read",
+    ),
+    **dict.fromkeys(
+        (
+            "grep",
+            "glob",
+            "search",
+            "codebase_search",
+            "file_search",
+            "grep_search",
+            "websearch",
+            "web_search",
+            "find",
+        ),
+        "search",
+    ),
+    **dict.fromkeys(
+        (
+            "edit",
+            "write",
+            "multiedit",
+            "notebookedit",
+            "str_replace",
+            "str_replace_editor",
+            "search_replace",
+            "edit_file",
+            "apply_patch",
+            "patch",
+            "delete",
+            "delete_file",
+        ),
+        "edit",
+    ),
+    **dict.fromkeys(("task", "agent", "subagent", "delegate"), "delegation"),
+    **dict.fromkeys(("memory_recall", "memory_list", "memory_show", "recall"), "memory_read"),
+    **dict.fromkeys(
+        ("memory_remember", "memory_forget", "memory_archive", "remember"), "memory_write"
+    ),
+}
+
+#: Shell programs that are a read, a search or an edit rather than a run.
+_SHELL_KINDS: dict[str, ActionKind] = {
+    **dict.fromkeys(("grep", "rg", "ag", "ack", "find", "fd", "git grep"), "search"),
+    **dict.fromkeys(("cat", "head", "tail", "less", "ls", "tree", "nl", "wc", "stat"), "read"),
+}
+_PATH_KEYS = ("file_path", "filePath", "target_file", "notebook_path", "path", "target_directory")
+_QUERY_KEYS = ("pattern", "query", "regex", "search_term", "q", "glob_pattern")
+_COUNT_KEYS = ("numFiles", "num_files", "numMatches", "totalMatches", "count", "total")
+_LIST_KEYS = ("filenames", "files", "matches", "results", "memories")
+_EXIT_KEYS = ("exitCode", "exit_code", "returncode", "exit", "exitStatus")
+_EXIT_TEXT = re.compile(r"(?:^|\n)\s*Exit code:? (-?\d+)|<returncode>(-?\d+)</returncode>")
+_EXIT_LINE = re.compile(r"Exit code:? -?\d+|</?output>|<returncode>-?\d+</returncode>(<output>)?")
+_FOUND_TEXT = re.compile(r"^\s*Found (\d+) (file|match|result)", re.IGNORECASE)
+_NONE_FOUND = re.compile(r"^\s*No (files|matches|results)( found)?", re.IGNORECASE)
+_TELLING_LINE = re.compile(r"(Error|Exception|FAILED|error:|Traceback|not found|No such)")
+_PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.MULTILINE)
+_SHELL_WORD = re.compile(r'"([^"]*)"|\'([^\']*)\'|([^\s"\']+)')
+_PATH_WORD = re.compile(r"^[\w.~-]*(/[\w.@+-]+)+/?$|^[\w-]+\.[A-Za-z]{1,5}$")
+
+
+@attrs.frozen
+class Action:
+    """One tool call, as the receptor reads it."""
+
+    kind: ActionKind
+    #: The tool's name as the harness reported it.
+    tool: str
+    #: The call went wrong: the harness said so, or a command exited non-zero.
+    failed: bool = False
+    #: A shell command's exit code, when the harness gave one (0 for a shell
+    #: call it did not mark failed).
+    exit_code: int | None = None
+    #: The most telling line of what went wrong, when something did.
+    error: str | None = None
+    #: The files and folders the call touched, as given.
+    paths: tuple[str, ...] = ()
+    #: A search's or recall's query (a shell search's pattern).
+    query: str | None = None
+    #: A shell call's command line.
+    command: str | None = None
+    #: How many results a search or recall found, when that can be told.
+    result_count: int | None = None
+
+    @property
+    def text(self) -> str:
+        """The short line the call becomes (``grep "token refresh" in auth/ -> 0 files``)."""
+        return action_text(self)
+
+
+def actions_of(event: Event) -> tuple[Action, ...]:
+    """The actions of an event's tool calls, in order (none for a prompt or a stop)."""
+    return tuple(action_of(call) for call in event.tool_calls)
+
+
+def action_of(call: ToolCall) -> Action:
+    """One tool call as an :class:`Action`, with its text."""
+    inputs = call.input if isinstance(call.input, Mapping) else {}
+    kind = tool_kind(call.name)
+    command = _text_value(inputs, ("command", "cmd")) if kind == "run" else None
+    if command is not None:
+        kind = shell_kind(command)
+    if kind == "run" or command is not None:
+        return _shell_action(call, kind, command or "")
+    paths = _input_paths(inputs)
+    failed = call.failed
+    return Action(
+        kind=kind,
+        tool=call.name,
+        failed=failed,
+        error=error_text(call) if failed else None,
+        paths=paths,
+        query=_text_value(inputs, _QUERY_KEYS) if kind in ("search", "memory_read") else None,
+        result_count=result_count(call.response, kind) if not failed else None,
+    )
+
+
+def edit_run_cycle(actions: Iterable[Action]) -> tuple[int, int, int]:
+    """The switches between edits and runs in ``actions``, their runs, and how many failed."""
+    cycle = [action for action in actions if action.kind in ("edit", "run")]
+    switches = sum(1 for x, y in itertools.pairwise(cycle) if x.kind != y.kind)
+    runs = [action for action in cycle if action.kind == "run"]
+    return switches, len(runs), sum(action.failed for action in runs)
+
+
+def tool_kind(name: str) -> ActionKind:
+    """The kind of a tool by its name (:func:`bare_tool_name`)."""
+    return _TOOL_KINDS.get(bare_tool_name(name), "other")
+
+
+def bare_tool_name(name: str) -> str:
+    """A tool's name in lower case, MCP prefixes (``mcp__thatch__``, ``MCP:``, ``thatch_``) off."""
+    bare = name.removeprefix("MCP:").strip()
+    if bare.startswith("mcp__"):
+        bare = bare.rsplit("__", 1)[-1]
+    return bare.lower().removeprefix("thatch_")
+
+
+def shell_kind(command: str) -> ActionKind:
+    """``run``, or ``search``/``read``/``edit`` when the command's program is one of those."""
+    words = command.strip().split()
+    if not words:
+        return "run"
+    program = words[0].rsplit("/", 1)[-1]
+    if program == "git" and len(words) > 1 and words[1] == "grep":
+        return "search"
+    if program == "sed" and any(w.startswith("-i") for w in words[1:]):
+        return "edit"
+    if program in ("cat", "tee") and (">" in words or program == "tee"):
+        return "edit"
+    if program == "sed" and "-n" in words:
+        return "read"
+    return _SHELL_KINDS.get(program, "run")
+
+
+def exit_code(call: ToolCall) -> int | None:
+    """The exit code the harness reported for a call, or None when it gave none."""
+    code = _response_exit(call.response)
+    if code is not None:
+        return code
+    for text in (call.error, _response_text(call.response)):
+        if text:
+            match = _EXIT_TEXT.search(text)
+            if match:
+                return int(match.group(1) or match.group(2))
+    return None
+
+
+def error_text(call: ToolCall) -> str | None:
+    """The most telling line of a failed call's error or output, cut short."""
+    candidates = [call.error]
+    if isinstance(call.response, Mapping):
+        candidates.append(_as_text(call.response.get("error")))
+    candidates.append(_response_text(call.response))
+    for text in candidates:
+        line = telling_line(text or "")
+        if line:
+            return line
+    return None
+
+
+def telling_line(text: str) -> str | None:
+    """The line that names the error (``AssertionError ...``), else the last line; None if empty."""
+    lines = [
+        line.strip()
+        for line in text.splitlines()
+        if line.strip() and not _EXIT_LINE.fullmatch(line.strip())
+    ]
+    if not lines:
+        return None
+    telling = [line for line in lines if _TELLING_LINE.search(line)]
+    return _cut(telling[0] if telling else lines[-1])
+
+
+def result_count(response: Any, kind: ActionKind) -> int | None:
+    """How many results a search or recall response holds, or None when it cannot be told."""
+    if kind not in ("search", "memory_read"):
+        return None
+    response = _decoded(response)
+    if isinstance(response, list):
+        if all(isinstance(item, Mapping) and "relevant" in item for item in response):
+            return sum(bool(item["relevant"]) for item in response)
+        return len(response)
+    if isinstance(response, Mapping):
+        for key in _COUNT_KEYS:
+            if isinstance(response.get(key), int) and not isinstance(response[key], bool):
+                return int(response[key])
+        for key in _LIST_KEYS:
+            if isinstance(response.get(key), list):
+                return len(response[key])
+        response = _response_text(response)
+    if isinstance(response, str):
+        return _text_count(response)
+    return None
+
+
+def _shell_action(call: ToolCall, kind: ActionKind, command: str) -> Action:
+    """A shell command: its exit code, its error, and as a search its result count."""
+    code = exit_code(call)
+    if code is None and not call.failed:
+        code = 0
+    output = _response_text(call.response) or ""
+    # grep and its kin exit 1 when nothing matched: an answer, not a failure.
+    searched_nothing = (
+        kind == "search"
+        and code == 1
+        and not telling_line(call.error or "")
+        and not telling_line(output)
+    )
+    failed = (call.failed or (code is not None and code != 0)) and not searched_nothing
+    count: int | None = None
+    if kind == "search":
+        count = 0 if searched_nothing else _text_count(output)
+    return Action(
+        kind=kind,
+        tool=call.name,
+        failed=failed,
+        exit_code=code,
+        error=error_text(call) if failed else None,
+        paths=_command_paths(command),
+        query=_shell_query(command) if kind == "search" else None,
+        command=command,
+        result_count=count,
+    )
+
+
+def action_text(action: Action) -> str:
+    """The short line of an action: what was done, to what, and how it came out."""
+    tool = bare_tool_name(action.tool)
+    if action.command is not None:
+        head = f"{tool}: {_cut(action.command)}"
+        if action.failed:
+            outcome = f"exit {action.exit_code}" if action.exit_code is not None else "failed"
+            return f"{head} -> {outcome}" + (f": {action.error}" if action.error else "")
+        if action.result_count is not None:
+            return f"{head} -> {_count_words(action)}"
+        return f"{head} -> ok"
+    target = " ".join(_cut(path) for path in action.paths[:2])
+    if action.query is not None:
+        where = f" in {target}" if target else ""
+        head = f'{tool} "{_cut(action.query)}"{where}'
+    else:
+        head = f"{tool} {target}".rstrip()
+    if action.failed:
+        return f"{head} -> failed" + (f": {action.error}" if action.error else "")
+    if action.result_count is not None:
+        return f"{head} -> {_count_words(action)}"
+    return head
+
+
+def _shell_query(command: str) -> str | None:
+    """What a shell search looks for: the first word after the program that is no option."""
+    words = _shell_words(command.split("|", 1)[0])
+    rest = words[2:] if words[:2] == ["git", "grep"] else words[1:]
+    if words and words[0].rsplit("/", 1)[-1] in ("find", "fd"):
+        names = [rest[i + 1] for i, word in enumerate(rest[:-1]) if word in ("-name", "-iname")]
+        return names[0] if names else None
+    for word in rest:
+        if not word.startswith("-"):
+            return word
+    return None
+
+
+def _shell_words(command: str) -> list[str]:
+    """The words of a command's first line, quotes off (a heredoc's body is not the command)."""
+    line = command.lstrip().split("\n", 1)[0]
+    return ["".join(match) for match in _SHELL_WORD.findall(line)]
+
+
+def _count_words(action: Action) -> str:
+    noun = "files" if action.kind == "search" else "results"
+    return f"{action.result_count} {noun}"
+
+
+def _cut(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= MAX_PART else text[: MAX_PART - 1] + "…"
+
+
+def _text_value(inputs: Mapping[str, Any], keys: Iterable[str]) -> str | None:
+    for key in keys:
+        value = inputs.get(key)
+        if isinstance(value, str) and value.strip():
+            return value
+    return None
+
+
+def _input_paths(inputs: Mapping[str, Any]) -> tuple[str, ...]:
+    paths = [inputs[key] for key in _PATH_KEYS if isinstance(inputs.get(key), str)]
+    for key in ("paths", "files", "file_paths"):
+        values = inputs.get(key)
+        if isinstance(values, list):
+            paths.extend(value for value in values if isinstance(value, str))
+    for key in ("patch", "patchText", "input"):
+        patch = inputs.get(key)
+        if isinstance(patch, str):
+            paths.extend(match.strip() for match in _PATCH_FILE.findall(patch))
+    return tuple(dict.fromkeys(path for path in paths if path))
+
+
+def _command_paths(command: str) -> tuple[str, ...]:
+    """The path-like words of a shell command (``src/auth.py``, ``tests/``)."""
+    found = (
+        word.rstrip(";,)")
+        for word in _shell_words(command)
+        if not word.startswith(("-", "http", "$")) and _PATH_WORD.match(word.rstrip(";,)"))
+    )
+    return tuple(dict.fromkeys(found))[:8]
+
+
+def _response_exit(response: Any) -> int | None:
+    response = _decoded(response)
+    if not isinstance(response, Mapping):
+        return None
+    for key in _EXIT_KEYS:
+        value = response.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    # Cursor's failure keeps the output under "response"; opencode under "metadata".
+    for key in ("response", "metadata"):
+        code = _response_exit(response.get(key))
+        if code is not None:
+            return code
+    return None
+
+
+def _response_text(response: Any) -> str | None:
+    """A response's text: the string itself, or its output fields joined."""
+    response = _decoded(response)
+    if isinstance(response, str):
+        return response
+    if isinstance(response, list):
+        parts = [_as_text(item.get("text")) for item in response if isinstance(item, Mapping)]
+        return "\n".join(part for part in parts if part) or None
+    if isinstance(response, Mapping):
+        parts = [_as_text(response.get(key)) for key in ("stdout", "stderr", "output", "content")]
+        text = "\n".join(part for part in parts if part)
+        return text or _response_text(response.get("response"))
+    return None
+
+
+def _decoded(response: Any) -> Any:
+    """A response; MCP text content holding JSON is decoded (``[{"type": "text", ...}]``)."""
+    if (
+        isinstance(response, list)
+        and len(response) == 1
+        and isinstance(response[0], Mapping)
+        and response[0].get("type") == "text"
+        and isinstance(response[0].get("text"), str)
+    ):
+        with contextlib.suppress(ValueError):
+            return json.loads(response[0]["text"])
+    return response
+
+
+def _as_text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _text_count(text: str) -> int:
+    """Results in a search's text: ``Found N``, ``No files found``, or its non-empty lines."""
+    found = _FOUND_TEXT.match(text)
+    if found:
+        return int(found.group(1))
+    if _NONE_FOUND.match(text):
+        return 0
+    return sum(
+        1 for line in text.splitlines() if line.strip() and not _EXIT_LINE.fullmatch(line.strip())
+    )

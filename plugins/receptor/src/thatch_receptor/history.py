@@ -1,0 +1,125 @@
+"""One session's events in time: the :class:`thatch.plugin.EventHistory` the receptor keeps.
+
+Each event is placed at its :attr:`Event.received_at`; an event without a
+time (0, as in a replayed trajectory) is placed ``step_seconds`` after the one
+before (20 s by default, ``[receptor] step_seconds``), and time never runs
+backwards: an event stamped before the last one is placed at the last one's
+time. The windows are :data:`thatch.plugin.WINDOW_SECONDS`: the short one
+reaches 5 minutes back from the current event, the medium one 30 minutes, and
+the session window to the session's first event (the session keeps its last
+``max_events``, 10,000 by default, so a day-long session stays small).
+
+The history also keeps each event's actions (:mod:`thatch_receptor.actions`),
+worked out once when the event is added, and how often each path was touched,
+so that the built-in sources read them without parsing payloads again.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections import Counter
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from thatch.plugin import WINDOW_SECONDS
+
+from thatch_receptor.actions import Action, actions_of
+
+if TYPE_CHECKING:
+    from thatch.plugin import Event, Window
+
+#: The time an event without one is placed after the one before, in seconds.
+DEFAULT_STEP_SECONDS = 20.0
+#: How many of a session's events the session window keeps.
+DEFAULT_MAX_EVENTS = 10_000
+
+
+class SessionHistory:
+    """A session's events, their times and their actions; add each event once, then read."""
+
+    def __init__(
+        self,
+        session_id: str,
+        *,
+        step_seconds: float = DEFAULT_STEP_SECONDS,
+        max_events: int = DEFAULT_MAX_EVENTS,
+    ) -> None:
+        if step_seconds <= 0:
+            raise ValueError(f"step_seconds must be above 0, got {step_seconds}")
+        if max_events < 1:
+            raise ValueError(f"max_events must be at least 1, got {max_events}")
+        self.session_id = session_id
+        self.now = 0.0
+        #: When the session's first event happened (0.0 before one has).
+        self.started_at = 0.0
+        #: Events seen in the session, those the window no longer keeps included.
+        self.count = 0
+        self._step = step_seconds
+        self._max = max_events
+        self._times: list[float] = []
+        self._events: list[Event] = []
+        self._actions: list[tuple[Action, ...]] = []
+        self._path_counts: Counter[str] = Counter()
+        self._new_paths: tuple[str, ...] = ()
+        #: Each window's actions for the current event, worked out on first read.
+        self._window_actions: dict[Window, list[Action]] = {}
+
+    def add(self, event: Event) -> float:
+        """Place ``event`` as the current one and return its time."""
+        at = self.place(event)
+        if not self._events:
+            self.started_at = at
+        self.now = at
+        self.count += 1
+        actions = actions_of(event)
+        paths = [path for action in actions for path in action.paths]
+        self._new_paths = tuple(dict.fromkeys(p for p in paths if not self._path_counts[p]))
+        self._path_counts.update(paths)
+        self._window_actions.clear()
+        self._times.append(at)
+        self._events.append(event)
+        self._actions.append(actions)
+        if len(self._events) > self._max:
+            # Drop a tenth at a time, so trimming stays rare.
+            cut = max(1, self._max // 10)
+            del self._times[:cut], self._events[:cut], self._actions[:cut]
+        return at
+
+    def place(self, event: Event) -> float:
+        """The time ``event`` would be placed at, were it added now (nothing changes)."""
+        if not self._events:
+            return event.received_at if event.received_at > 0 else 0.0
+        if event.received_at <= 0:
+            return self.now + self._step
+        return max(event.received_at, self.now)
+
+    def window(self, window: Window) -> Sequence[Event]:
+        """The events of one window, oldest first, the current one last."""
+        return self._events[self._start(window) :]
+
+    def actions(self, window: Window) -> Sequence[Action]:
+        """The actions of one window's events, oldest first (the same list until the next event)."""
+        found = self._window_actions.get(window)
+        if found is None:
+            start = self._start(window)
+            found = [action for actions in self._actions[start:] for action in actions]
+            self._window_actions[window] = found
+        return found
+
+    def current_actions(self) -> tuple[Action, ...]:
+        """The current event's actions."""
+        return self._actions[-1] if self._actions else ()
+
+    def path_count(self, path: str) -> int:
+        """How many times the session's actions touched ``path``, the current event's included."""
+        return self._path_counts[path]
+
+    def new_paths(self) -> tuple[str, ...]:
+        """The current event's paths that no earlier event of the session touched."""
+        return self._new_paths
+
+    def _start(self, window: Window) -> int:
+        reach = WINDOW_SECONDS[window]
+        if reach is None:
+            return 0
+        return bisect_left(self._times, self.now - reach)

@@ -1,0 +1,236 @@
+"""The neuron triangle: when an axis fires, and who may move which threshold.
+
+- **Layer A** (:class:`FlowLayer`) watches flow against a fixed threshold
+  (0.6 by default) that no layer can change: it has no setter, and layer C
+  is never given A. While A holds, the agent is in deep work, and every
+  composition carries ``in_flow=True`` so that the interpretation suppresses
+  interventions.
+- **Layer B** (:class:`AxisLayer`) gives each of the other axes an adaptive
+  threshold: the agent's own baseline (an exponential moving average of the
+  axis, time constant ``baseline_seconds``, 600 s:
+  ``alpha = 1 - exp(-dt / 600)``), plus the axis's offset (0.25), plus the
+  meta field layer C sets, clamped to ``bounds`` (0.25 to 0.85). After
+  ``snap_seconds`` (180 s) of silence the baseline snaps to the axis's value.
+  The threshold an event is compared with is the one before the event moves
+  the baseline.
+- **Layer C** (:class:`MetaLayer`) watches A hold and B fire and moves B's
+  field only, by at most ``field_step`` (0.03) per event within
+  ``±field_limit`` (0.15): up (less sensitive) while the recent events were
+  mostly deep work, down for frustration and seeking (more sensitive) while
+  they were mostly stuck (frustration held), back towards 0 otherwise. It
+  never fires and never touches A; no layer knows why its threshold moved.
+
+Hold and release (:class:`Hold`): an axis over its threshold fires and holds;
+it is released only after ``release_after`` (3) consecutive events under it.
+Each layer advances only in its ``step``, once per event; every other method
+and property is a pure read, however often it is called.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Literal
+
+import attrs
+
+if TYPE_CHECKING:
+    from thatch.plugin import Axis
+
+#: Layer B's axes: every axis but flow.
+B_AXES: tuple[Axis, ...] = ("frustration", "seeking", "uncertainty", "fatigue", "isolation")
+#: What layer C calls an event, for its memory of the recent ones.
+MetaState = Literal["deep_work", "stuck", "firing", "idle"]
+
+
+class Hold:
+    """Fire-and-hold: over the threshold holds; ``release_after`` events under it release."""
+
+    def __init__(self, release_after: int = 3) -> None:
+        if release_after < 1:
+            raise ValueError(f"release_after must be at least 1, got {release_after}")
+        self._release_after = release_after
+        self._held = False
+        self._under = 0
+
+    @property
+    def held(self) -> bool:
+        return self._held
+
+    @property
+    def under(self) -> int:
+        """Consecutive events under the threshold while held."""
+        return self._under
+
+    def step(self, over: bool) -> bool:
+        """Advance by one event; True when this event fired (the hold began)."""
+        if over:
+            fired = not self._held
+            self._held, self._under = True, 0
+            return fired
+        if self._held:
+            self._under += 1
+            if self._under >= self._release_after:
+                self._held, self._under = False, 0
+        return False
+
+
+class FlowLayer:
+    """Layer A: flow against a fixed threshold. While it holds, the agent is in deep work."""
+
+    def __init__(self, threshold: float = 0.6, *, release_after: int = 3) -> None:
+        if not 0.0 < threshold <= 1.0:
+            raise ValueError(f"the flow threshold must be above 0 and at most 1, got {threshold}")
+        self._threshold = threshold
+        self._hold = Hold(release_after)
+
+    @property
+    def threshold(self) -> float:
+        """Fixed for the layer's life: nothing may move it."""
+        return self._threshold
+
+    @property
+    def holding(self) -> bool:
+        return self._hold.held
+
+    def step(self, flow: float) -> bool:
+        """Advance by one event's flow value; True when deep work began with it."""
+        return self._hold.step(flow >= self._threshold)
+
+
+@attrs.frozen
+class Baseline:
+    """Layer B's baseline parameters (see the module docstring)."""
+
+    seconds: float = 600.0
+    snap_seconds: float = 180.0
+    offset: float = 0.25
+    bounds: tuple[float, float] = (0.25, 0.85)
+
+
+class AxisLayer:
+    """Layer B: each axis against its own adaptive threshold, with fire-and-hold."""
+
+    def __init__(
+        self,
+        baseline: Baseline | None = None,
+        *,
+        offsets: Mapping[Axis, float] | None = None,
+        axes: Iterable[Axis] = B_AXES,
+        release_after: int = 3,
+    ) -> None:
+        self._baseline = baseline or Baseline()
+        self._axes = tuple(axes)
+        self._offsets = {axis: self._baseline.offset for axis in self._axes} | dict(offsets or {})
+        self._ema = dict.fromkeys(self._axes, 0.0)
+        self._field = dict.fromkeys(self._axes, 0.0)
+        self._holds = {axis: Hold(release_after) for axis in self._axes}
+        self._last_at: float | None = None
+
+    @property
+    def axes(self) -> tuple[Axis, ...]:
+        return self._axes
+
+    @property
+    def held(self) -> frozenset[Axis]:
+        return frozenset(axis for axis, hold in self._holds.items() if hold.held)
+
+    def baseline(self, axis: Axis) -> float:
+        """The axis's ambient: the moving average of its values so far."""
+        return self._ema[axis]
+
+    def field(self, axis: Axis) -> float:
+        """What layer C added to the axis's threshold."""
+        return self._field[axis]
+
+    def threshold(self, axis: Axis) -> float:
+        """The threshold the next event's value is compared with."""
+        low, high = self._baseline.bounds
+        value = self._ema[axis] + self._offsets[axis] + self._field[axis]
+        return min(high, max(low, value))
+
+    def thresholds(self) -> dict[Axis, float]:
+        return {axis: self.threshold(axis) for axis in self._axes}
+
+    def step(self, at: float, values: Mapping[Axis, float]) -> frozenset[Axis]:
+        """Advance by one event at time ``at``; the axes that fired with it."""
+        fired = frozenset(
+            axis
+            for axis in self._axes
+            if self._holds[axis].step(values.get(axis, 0.0) > self.threshold(axis))
+        )
+        self._follow(at, values)
+        return fired
+
+    def adjust_field(self, axis: Axis, change: float, limit: float) -> None:
+        """Move one axis's field by ``change``, kept within ``±limit`` (layer C's lever)."""
+        self._field[axis] = min(limit, max(-limit, self._field[axis] + change))
+
+    def _follow(self, at: float, values: Mapping[Axis, float]) -> None:
+        """Move each baseline towards the event's value (snap after a long silence)."""
+        dt = 0.0 if self._last_at is None else max(0.0, at - self._last_at)
+        self._last_at = at
+        snap = dt >= self._baseline.snap_seconds
+        alpha = 1.0 - math.exp(-dt / self._baseline.seconds)
+        for axis in self._axes:
+            value = values.get(axis, 0.0)
+            self._ema[axis] = value if snap else self._ema[axis] + alpha * (value - self._ema[axis])
+
+
+@attrs.frozen
+class MetaPolicy:
+    """Layer C's parameters (see the module docstring)."""
+
+    field_step: float = 0.03
+    field_limit: float = 0.15
+    #: Recent events remembered.
+    memory: int = 20
+    #: Share of remembered events in one state that makes C act on it.
+    majority: float = 0.5
+
+
+class MetaLayer:
+    """Layer C: moves layer B's field from what A and B did; never fires, never touches A."""
+
+    def __init__(self, axes: AxisLayer, policy: MetaPolicy | None = None) -> None:
+        self._axes = axes
+        self._policy = policy or MetaPolicy()
+        self._recent: deque[MetaState] = deque(maxlen=self._policy.memory)
+
+    @property
+    def recent(self) -> tuple[MetaState, ...]:
+        return tuple(self._recent)
+
+    def state(self) -> MetaState | None:
+        """The state the remembered events mostly share, or None when none has a majority."""
+        if not self._recent:
+            return None
+        counts = {state: self._recent.count(state) for state in set(self._recent)}
+        state, count = max(counts.items(), key=lambda item: item[1])
+        return state if count / self._policy.memory >= self._policy.majority else None
+
+    def step(self, in_flow: bool, fired: frozenset[Axis]) -> None:
+        """Advance by one event: remember what A and B did, then move B's field one step."""
+        held = self._axes.held
+        if in_flow:
+            self._recent.append("deep_work")
+        elif "frustration" in held:
+            self._recent.append("stuck")
+        else:
+            self._recent.append("firing" if fired or held else "idle")
+        targets = self._targets(self.state())
+        policy = self._policy
+        for axis in self._axes.axes:
+            gap = targets.get(axis, 0.0) - self._axes.field(axis)
+            step = max(-policy.field_step, min(policy.field_step, gap))
+            if step:
+                self._axes.adjust_field(axis, step, policy.field_limit)
+
+    def _targets(self, state: MetaState | None) -> dict[Axis, float]:
+        limit = self._policy.field_limit
+        if state == "deep_work":
+            return dict.fromkeys(self._axes.axes, limit)
+        if state == "stuck":
+            return {"frustration": -limit, "seeking": -limit}
+        return {}

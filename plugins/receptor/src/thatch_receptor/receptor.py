@@ -1,0 +1,232 @@
+"""The receptor: events in, axis values, firings and compositions out.
+
+``Receptor(sources=..., settings=...).feed(event)`` advances the event's
+session by exactly one step (a repeated event, by ``event_id``, returns the
+step it already made) and returns a :class:`Step`:
+
+1. the session's :class:`~thatch_receptor.history.SessionHistory` places the
+   event in time (``step_seconds`` after the last one when it has no time);
+2. every signal source reads it (a source that raises is logged and skipped);
+3. the :class:`~thatch_receptor.accumulator.Accumulator` turns the readings
+   into axis values (impulses with per-axis half-lives);
+4. the neuron triangle (:mod:`thatch_receptor.layers`) advances: A on flow,
+   B on the other axes, then C on what A and B did;
+5. when B fires, the step carries one :class:`thatch.plugin.FiringComposition`
+   (fire-through: always, deep work or not; suppression is the
+   interpretation's job): every axis's value, the axes B holds, the readings
+   strongest first, the window deltas and the short window's pattern
+   (:mod:`thatch_receptor.patterns`), with ``in_flow`` while A holds.
+
+Every parameter is a field of :class:`Settings`, documented there and in the
+modules that use it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
+
+import attrs
+from thatch.plugin import AXES, FiringComposition
+
+from thatch_receptor.accumulator import GAINS, HALF_LIVES, Accumulator, AxisTrail
+from thatch_receptor.history import DEFAULT_MAX_EVENTS, DEFAULT_STEP_SECONDS, SessionHistory
+from thatch_receptor.layers import AxisLayer, Baseline, FlowLayer, MetaLayer, MetaPolicy
+from thatch_receptor.patterns import pattern_of
+from thatch_receptor.signals import builtin_sources
+
+if TYPE_CHECKING:
+    from thatch.plugin import Axis, Event, SignalReading, SignalSource
+
+log = logging.getLogger(__name__)
+
+
+@attrs.frozen
+class Settings:
+    """The receptor's parameters; the defaults are the documented ones."""
+
+    #: Seconds an event without a time is placed after the one before.
+    step_seconds: float = DEFAULT_STEP_SECONDS
+    #: Events a session's history (and axis trail) keeps.
+    max_events: int = DEFAULT_MAX_EVENTS
+    #: Each axis's half-life in seconds (:mod:`thatch_receptor.accumulator`).
+    half_lives: Mapping[Axis, float] = attrs.field(factory=lambda: dict(HALF_LIVES))
+    #: What each axis's readings are scaled by before they add up.
+    gains: Mapping[Axis, float] = attrs.field(factory=lambda: dict(GAINS))
+    #: The longest gap between events that decays the axes, in seconds.
+    max_decay_seconds: float = 30.0
+    #: Layer A's fixed threshold: flow at or above it holds deep work.
+    flow_threshold: float = 0.6
+    #: Layer B's baseline: time constant, snap after silence, default offset, bounds.
+    baseline: Baseline = attrs.field(factory=Baseline)
+    #: Per-axis offsets over the baseline (an axis left out takes ``baseline.offset``).
+    offsets: Mapping[Axis, float] = attrs.field(factory=dict)
+    #: Consecutive sub-threshold events that release a held axis (A and B).
+    release_after: int = 3
+    #: Layer C's field steps and memory.
+    meta: MetaPolicy = attrs.field(factory=MetaPolicy)
+    #: Readings a composition keeps, strongest first.
+    max_signals: int = 8
+
+
+@attrs.frozen
+class Step:
+    """What one event did to its session's receptor."""
+
+    session_id: str
+    event_id: str
+    #: The event's time (:attr:`thatch.plugin.EventHistory.now`).
+    at: float
+    #: Each axis's value after the event, 0 to 1.
+    axes: Mapping[Axis, float]
+    #: Each axis's threshold the event was compared with (flow's is layer A's fixed one).
+    thresholds: Mapping[Axis, float]
+    #: The layer B axes that fired with this event (their hold began).
+    fired: frozenset[Axis]
+    #: The layer B axes held after the event, those that just fired included.
+    held: frozenset[Axis]
+    #: Layer A holds: deep work.
+    in_flow: bool
+    #: The short window's pattern (:mod:`thatch_receptor.patterns`).
+    pattern: str
+    #: Every source's readings of the event, in source order.
+    readings: tuple[SignalReading, ...]
+    #: The event's actions as short texts (``bash: pytest -> exit 1: ...``).
+    texts: tuple[str, ...]
+    #: What layer B produced: one composition when an axis fired, else none.
+    compositions: tuple[FiringComposition, ...] = ()
+
+
+class _Session:
+    """One session's receptor state: history, values, the three layers and the last step."""
+
+    def __init__(self, session_id: str, settings: Settings) -> None:
+        self.history = SessionHistory(
+            session_id, step_seconds=settings.step_seconds, max_events=settings.max_events
+        )
+        self.accumulator = Accumulator(
+            settings.half_lives, settings.gains, max_decay_seconds=settings.max_decay_seconds
+        )
+        self.trail = AxisTrail(settings.max_events)
+        self.flow = FlowLayer(settings.flow_threshold, release_after=settings.release_after)
+        self.axes = AxisLayer(
+            settings.baseline, offsets=settings.offsets, release_after=settings.release_after
+        )
+        self.meta = MetaLayer(self.axes, settings.meta)
+        self.last: Step | None = None
+
+
+class Receptor:
+    """Reads each session's events into axis values, firings and compositions."""
+
+    def __init__(
+        self,
+        sources: Iterable[SignalSource] | None = None,
+        settings: Settings | None = None,
+    ) -> None:
+        """``sources``: the signal sources (default: the built-in ones, without embeddings)."""
+        self._sources = tuple(builtin_sources() if sources is None else sources)
+        _check_unique(self._sources)
+        self._settings = settings or Settings()
+        self._sessions: dict[str, _Session] = {}
+
+    @property
+    def sources(self) -> tuple[SignalSource, ...]:
+        return self._sources
+
+    @property
+    def settings(self) -> Settings:
+        return self._settings
+
+    @property
+    def sessions(self) -> tuple[str, ...]:
+        """The sessions the receptor holds state for."""
+        return tuple(self._sessions)
+
+    def last(self, session_id: str) -> Step | None:
+        """The last step of a session, or None when it has had no event."""
+        session = self._sessions.get(session_id)
+        return session.last if session else None
+
+    def forget(self, session_id: str) -> None:
+        """Drop a session's state (at its end); its next event starts afresh."""
+        self._sessions.pop(session_id, None)
+
+    def feed(self, event: Event) -> Step:
+        """Advance the event's session by one step and return it."""
+        session = self._sessions.get(event.session_id)
+        if session is None:
+            session = self._sessions[event.session_id] = _Session(event.session_id, self._settings)
+        if event.event_id and session.last is not None and session.last.event_id == event.event_id:
+            return session.last
+        at = session.history.add(event)
+        readings = self._read(event, session.history)
+        values = session.accumulator.step(at, readings)
+        session.trail.add(at, values)
+        thresholds: dict[Axis, float] = {
+            **session.axes.thresholds(),
+            "flow": session.flow.threshold,
+        }
+        session.flow.step(values["flow"])
+        in_flow = session.flow.holding
+        fired = session.axes.step(at, values)
+        session.meta.step(in_flow, fired)
+        held = session.axes.held
+        pattern = pattern_of(session.history.actions("short"))
+        compositions: tuple[FiringComposition, ...] = ()
+        if fired:
+            compositions = (
+                FiringComposition(
+                    session_id=event.session_id,
+                    axes=values,
+                    fired=held,
+                    signals=self._strongest(readings),
+                    deltas=session.trail.deltas(),
+                    pattern=pattern,
+                    in_flow=in_flow,
+                    event_id=event.event_id,
+                    at=at,
+                ),
+            )
+        session.last = Step(
+            session_id=event.session_id,
+            event_id=event.event_id,
+            at=at,
+            axes=values,
+            thresholds=thresholds,
+            fired=fired,
+            held=held,
+            in_flow=in_flow,
+            pattern=pattern,
+            readings=readings,
+            texts=tuple(action.text for action in session.history.current_actions()),
+            compositions=compositions,
+        )
+        return session.last
+
+    def _read(self, event: Event, history: SessionHistory) -> tuple[SignalReading, ...]:
+        """Every source's readings; a source that raises is logged and left out."""
+        readings: list[SignalReading] = []
+        for source in self._sources:
+            try:
+                readings.extend(
+                    reading for reading in source.read(event, history) if reading.axis in AXES
+                )
+            except Exception:
+                log.exception(
+                    "receptor signal source %r failed; its readings are left out", source.name
+                )
+        return tuple(readings)
+
+    def _strongest(self, readings: tuple[SignalReading, ...]) -> tuple[SignalReading, ...]:
+        ranked = sorted(readings, key=lambda reading: reading.value, reverse=True)
+        return tuple(ranked[: self._settings.max_signals])
+
+
+def _check_unique(sources: tuple[SignalSource, ...]) -> None:
+    seen: set[str] = set()
+    for source in sources:
+        if source.name in seen:
+            raise ValueError(f"two receptor signal sources are named {source.name!r}; rename one")
+        seen.add(source.name)

@@ -1,0 +1,372 @@
+"""The receptor's built-in signal sources: what its axes are read from.
+
+Each source (:class:`thatch.plugin.SignalSource`) reads one kind of evidence
+from the current event against the session's windows and says how strongly
+it points at an axis (0 to 1). A reading is an impulse: the receptor adds it
+to the axis, which decays between events (:mod:`thatch_receptor.receptor`),
+so a source speaks when the current event adds evidence and stays silent
+otherwise. Sources are free of side effects and read at most the medium
+window, so a replay runs tens of thousands of events a second.
+
+========================  ============  =================================================
+source                    axis          reads
+========================  ============  =================================================
+``edit-run-failures``     frustration   a failing run; more when edits and runs alternate
+                                        with failures in the short window
+``rephrased-search``      frustration   a query close in meaning to an earlier one of the
+                                        short window but worded differently
+``empty-search``          seeking       a recall (0.8) or search (0.4) that found nothing
+``search-diversity``      uncertainty   the short window's queries share few words
+``fatigue``               fatigue       session hours and the short window's event volume
+``implementation-chain``  flow          a run of successful actions holding edits and
+                                        passing runs
+``delegation``            isolation     the share of the short window's actions handed
+                                        to sub-agents
+``path-heatmap``          uncertainty,  the short window's hot folder leaving the medium
+                          seeking,      window's; a path the session never touched; one
+                          frustration   file name under different folders
+========================  ============  =================================================
+
+"Close in meaning" uses an ``embed`` callable (text to a unit vector) when the
+receptor has one: cosine at least ``similar`` (0.75) and word overlap under
+``lexical`` (0.5). Without one it falls back on words: a query sharing some
+but not most of its words with an earlier one.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+import attrs
+from thatch.plugin import SignalReading
+
+from thatch_receptor.actions import Action, actions_of, edit_run_cycle
+from thatch_receptor.history import SessionHistory
+
+if TYPE_CHECKING:
+    from thatch.plugin import Event, EventHistory, SignalSource, Window
+
+#: Text to a unit vector (an embedder's query embedding).
+Embed = Callable[[str], Sequence[float]]
+
+_WORD = re.compile(r"[a-z0-9]+")
+#: Words too common in queries and commands to say what they are about.
+_STOPWORDS = frozenset(
+    {
+        *("a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "how", "in", "is"),
+        *("it", "of", "on", "or", "the", "to", "what", "where", "which", "with"),
+    }
+)
+
+
+def builtin_sources(embed: Embed | None = None) -> tuple[SignalSource, ...]:
+    """The built-in sources; ``embed`` lets ``rephrased-search`` compare meanings."""
+    return (
+        EditRunFailures(),
+        RephrasedSearch(embed=embed),
+        EmptySearch(),
+        SearchDiversity(),
+        Fatigue(),
+        ImplementationChain(),
+        Delegation(),
+        PathHeatmap(),
+    )
+
+
+def window_actions(history: EventHistory, window: Window) -> Sequence[Action]:
+    """The actions of a window's events, oldest first (worked out once by a SessionHistory)."""
+    if isinstance(history, SessionHistory):
+        return history.actions(window)
+    return [action for event in history.window(window) for action in actions_of(event)]
+
+
+def current_actions(event: Event, history: EventHistory) -> tuple[Action, ...]:
+    """The current event's actions."""
+    if isinstance(history, SessionHistory):
+        return history.current_actions()
+    return actions_of(event)
+
+
+def words(text: str) -> frozenset[str]:
+    """The telling words of a query or command, in lower case, common endings off."""
+    return frozenset(_stem(w) for w in _WORD.findall(text.lower()) if w not in _STOPWORDS)
+
+
+def _stem(word: str) -> str:
+    """``refreshing`` and ``refreshes`` as ``refresh``: enough to match a query's rewording."""
+    for ending in ("ing", "ed", "es", "s"):
+        if len(word) > len(ending) + 3 and word.endswith(ending):
+            return word[: -len(ending)]
+    return word
+
+
+def overlap(a: frozenset[str], b: frozenset[str]) -> float:
+    """Jaccard overlap of two word sets (0 when both are empty)."""
+    union = a | b
+    return len(a & b) / len(union) if union else 0.0
+
+
+@attrs.define
+class EditRunFailures:
+    """Frustration: failing runs, stronger when edits and runs alternate with failures."""
+
+    name: str = "edit-run-failures"
+    #: A failing run on its own.
+    single: float = 0.2
+    #: Edit↔run switches in the short window that make the reading 1 (at a 100 % failure rate).
+    full_alternations: int = 6
+
+    def read(self, event: Event, history: EventHistory) -> Iterator[SignalReading]:
+        failing = [a for a in current_actions(event, history) if a.kind == "run" and a.failed]
+        if not failing:
+            return
+        switches, runs, failed = edit_run_cycle(window_actions(history, "short"))
+        failure_rate = failed / max(1, runs)
+        value = max(self.single, min(1.0, switches / self.full_alternations) * failure_rate)
+        detail = f"{failing[-1].text}; {switches} edit/run switches, {failure_rate:.0%} failing"
+        yield SignalReading(self.name, "frustration", value, detail)
+
+
+@attrs.define
+class RephrasedSearch:
+    """Frustration: the same concept searched again in other words."""
+
+    embed: Embed | None = None
+    name: str = "rephrased-search"
+    #: Cosine at or above which two queries mean the same (with ``embed``).
+    similar: float = 0.75
+    #: Word overlap under which two queries are worded differently.
+    lexical: float = 0.5
+    #: Word overlap at or above which two queries share a concept (without ``embed``).
+    shared: float = 0.2
+    _vectors: Callable[[str], tuple[float, ...]] = attrs.field(init=False, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        embed = self.embed
+
+        @lru_cache(maxsize=512)
+        def vector(text: str) -> tuple[float, ...]:
+            assert embed is not None
+            return tuple(float(x) for x in embed(text))
+
+        self._vectors = vector
+
+    def read(self, event: Event, history: EventHistory) -> Iterator[SignalReading]:
+        queries = [a.query for a in current_actions(event, history) if _is_search(a)]
+        if not queries:
+            return
+        earlier = [a.query for a in window_actions(history, "short") if _is_search(a)]
+        earlier = earlier[: len(earlier) - len(queries)]
+        for query in queries:
+            assert query is not None
+            matches = [old for old in earlier if old is not None and self._rephrases(query, old)]
+            if matches:
+                value = min(1.0, 0.5 + 0.2 * (len(matches) - 1))
+                detail = f'"{query}" again in other words ({len(matches)} earlier)'
+                yield SignalReading(self.name, "frustration", value, detail)
+
+    def _rephrases(self, query: str, earlier: str) -> bool:
+        same_words = overlap(words(query), words(earlier))
+        if same_words >= self.lexical or query.strip() == earlier.strip():
+            return False
+        if self.embed is not None:
+            return _cosine(self._vectors(query), self._vectors(earlier)) >= self.similar
+        return same_words >= self.shared
+
+
+@attrs.define
+class EmptySearch:
+    """Seeking: a recall or a search that found nothing, the strongest gap signal."""
+
+    name: str = "empty-search"
+    recall: float = 0.8
+    search: float = 0.4
+
+    def read(self, event: Event, history: EventHistory) -> Iterator[SignalReading]:
+        for action in current_actions(event, history):
+            if action.result_count == 0:
+                value = self.recall if action.kind == "memory_read" else self.search
+                yield SignalReading(self.name, "seeking", value, action.text)
+
+
+@attrs.define
+class SearchDiversity:
+    """Uncertainty: the short window's searches wander (share few words) rather than converge."""
+
+    name: str = "search-diversity"
+    #: Searches in the short window before diversity says anything.
+    minimum: int = 3
+    #: Searches at which the reading reaches its full weight.
+    full: int = 6
+
+    def read(self, event: Event, history: EventHistory) -> Iterator[SignalReading]:
+        if not any(_is_search(a) for a in current_actions(event, history)):
+            return
+        queries = [words(a.query or "") for a in window_actions(history, "short") if _is_search(a)]
+        if len(queries) < self.minimum:
+            return
+        pairs = [(a, b) for i, a in enumerate(queries) for b in queries[i + 1 :]]
+        similarity = sum(overlap(a, b) for a, b in pairs) / len(pairs)
+        value = (1.0 - similarity) * min(1.0, len(queries) / self.full)
+        if value > 0:
+            detail = f"{len(queries)} searches sharing {similarity:.0%} of their words"
+            yield SignalReading(self.name, "uncertainty", value, detail)
+
+
+@attrs.define
+class Fatigue:
+    """Fatigue: a little with every event, more the longer and busier the session."""
+
+    name: str = "fatigue"
+    base: float = 0.005
+    #: Added per hour of session.
+    per_hour: float = 0.003
+    #: Events in the short window above which volume adds to the reading.
+    busy: int = 30
+    per_busy_event: float = 0.002
+
+    def read(self, event: Event, history: EventHistory) -> Iterator[SignalReading]:
+        started = history.started_at if isinstance(history, SessionHistory) else None
+        if started is None:
+            session = history.window("session")
+            started = session[0].received_at if session else history.now
+        hours = max(0.0, history.now - started) / 3600
+        volume = len(history.window("short"))
+        extra = max(0, volume - self.busy) * self.per_busy_event
+        value = min(1.0, self.base + self.per_hour * hours + extra)
+        yield SignalReading(self.name, "fatigue", value, f"{hours:.1f} h, {volume} events in 5 min")
+
+
+@attrs.define
+class ImplementationChain:
+    """Flow: an unbroken run of successful actions that edits and passes its runs."""
+
+    name: str = "implementation-chain"
+    #: The reading of a chain that holds an edit and a passing run ...
+    start: float = 0.3
+    #: ... growing with each action of the chain.
+    per_action: float = 0.1
+    #: The reading of a chain with an edit but no passing run yet.
+    editing: float = 0.15
+
+    def read(self, event: Event, history: EventHistory) -> Iterator[SignalReading]:
+        current = current_actions(event, history)
+        if not current or any(a.failed for a in current):
+            return
+        chain: list[Action] = []
+        for action in reversed(window_actions(history, "short")):
+            if action.failed:
+                break
+            chain.append(action)
+        edits = sum(a.kind == "edit" for a in chain)
+        passes = sum(a.kind == "run" for a in chain)
+        if edits and passes:
+            value = min(1.0, self.start + self.per_action * len(chain))
+            detail = f"{len(chain)} actions without a failure: {edits} edits, {passes} passing runs"
+            yield SignalReading(self.name, "flow", value, detail)
+        elif edits:
+            yield SignalReading(self.name, "flow", self.editing, f"{edits} edits, nothing failing")
+
+
+@attrs.define
+class Delegation:
+    """Isolation: work handed to sub-agents, as a share of the short window's actions."""
+
+    name: str = "delegation"
+
+    def read(self, event: Event, history: EventHistory) -> Iterator[SignalReading]:
+        if not any(a.kind == "delegation" for a in current_actions(event, history)):
+            return
+        actions = window_actions(history, "short")
+        share = sum(a.kind == "delegation" for a in actions) / len(actions)
+        detail = f"{share:.0%} of the last 5 minutes' actions delegated"
+        yield SignalReading(self.name, "isolation", min(1.0, 0.2 + share), detail)
+
+
+@attrs.define
+class PathHeatmap:
+    """Where the agent works: a hot-folder shift, an unknown path, one file name in many folders."""
+
+    name: str = "path-heatmap"
+    #: Path accesses the medium window needs before its hot folder means anything.
+    settled: int = 8
+    #: Session events before a path the session never touched counts as unknown.
+    warm_up: int = 5
+    shift: float = 0.5
+    unknown: float = 0.3
+    scattered: float = 0.4
+
+    def read(self, event: Event, history: EventHistory) -> Iterator[SignalReading]:
+        current = current_actions(event, history)
+        paths = [p for a in current for p in a.paths]
+        if not paths:
+            return
+        yield from self._shift(len(paths), history)
+        yield from self._unknown(current, history)
+        yield from self._scattered(paths, history)
+
+    def _shift(self, current: int, history: EventHistory) -> Iterable[SignalReading]:
+        """Uncertainty when the current event moves the short window's hot folder elsewhere."""
+        medium = [_folder(p) for a in window_actions(history, "medium") for p in a.paths]
+        short = [_folder(p) for a in window_actions(history, "short") for p in a.paths]
+        if len(medium) - len(short) < self.settled:
+            return
+        settled = _hottest(medium[: len(medium) - len(short)])
+        before, after = _hottest(short[:-current]), _hottest(short)
+        if before in (None, settled) and after not in (None, settled):
+            detail = f"hot folder moved from {settled} to {after}"
+            yield SignalReading(self.name, "uncertainty", self.shift, detail)
+
+    def _unknown(self, current: Sequence[Action], history: EventHistory) -> Iterable[SignalReading]:
+        """Seeking when a read or search reaches a path the session never touched."""
+        if not isinstance(history, SessionHistory) or history.count <= self.warm_up:
+            return
+        looking = {p for a in current if a.kind in ("read", "search") for p in a.paths}
+        new = [p for p in history.new_paths() if p in looking]
+        if new:
+            yield SignalReading(self.name, "seeking", self.unknown, f"first look at {new[0]}")
+
+    def _scattered(self, paths: Sequence[str], history: EventHistory) -> Iterable[SignalReading]:
+        """Frustration when one file name turns up under different folders in the short window."""
+        names = {_name(p) for p in paths if "." in _name(p)}
+        if not names:
+            return
+        folders: dict[str, set[str]] = {}
+        for action in window_actions(history, "short"):
+            for path in action.paths:
+                if _name(path) in names:
+                    folders.setdefault(_name(path), set()).add(_folder(path))
+        for name, seen in folders.items():
+            if len(seen) >= 3:
+                detail = f"{name} under {len(seen)} folders"
+                yield SignalReading(self.name, "frustration", self.scattered, detail)
+
+
+def _is_search(action: Action) -> bool:
+    return action.kind in ("search", "memory_read") and bool(action.query)
+
+
+def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b, strict=False))
+    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    return dot / norm if norm else 0.0
+
+
+@lru_cache(maxsize=4096)
+def _folder(path: str) -> str:
+    head, _, _ = path.rstrip("/").rpartition("/")
+    return head or "."
+
+
+@lru_cache(maxsize=4096)
+def _name(path: str) -> str:
+    return path.rstrip("/").rpartition("/")[2]
+
+
+def _hottest(folders: Sequence[str]) -> str | None:
+    return Counter(folders).most_common(1)[0][0] if folders else None
