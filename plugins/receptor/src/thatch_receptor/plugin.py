@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from thatch.plugin import hookimpl
 
 if TYPE_CHECKING:
-    from thatch.plugin import SignalSource
+    from thatch.plugin import Command, SignalSource
 
 
 @hookimpl
@@ -20,3 +20,20 @@ def thatch_receptor_signals() -> tuple[SignalSource, ...]:
     from thatch_receptor.signals import builtin_sources
 
     return builtin_sources()
+
+
+@hookimpl
+def thatch_commands() -> tuple[Command, ...]:
+    """``thatch receptor replay``: recorded events through a fresh receptor."""
+    from thatch.plugin import Command
+
+    from thatch_receptor import replay
+
+    return (
+        Command(
+            name="receptor",
+            help="the emotion receptor: replay recorded events through it",
+            run=replay.run,
+            arguments=replay.add_arguments,
+        ),
+    )
