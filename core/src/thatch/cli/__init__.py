@@ -66,7 +66,7 @@ def _attended() -> bool:
 def _unknown_command(words: Sequence[str], parser: argparse.ArgumentParser) -> str | None:
     """The first positional word of ``words`` when it names no command of ``parser``, else None."""
     from thatch.cli.plugin_cli import command_names
-    from thatch.hookcmd.args import subcommand
+    from thatch.plugin.launcher import subcommand
 
     command = subcommand(words)
     if command is None:

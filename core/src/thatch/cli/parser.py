@@ -64,7 +64,7 @@ def setup_harnesses(words: Sequence[str]) -> list[Harness]:
     (``thatch --help`` too) parses as fast as before. A config or plugin that
     fails to load gives no flags here; setup itself then reports the error.
     """
-    from thatch.hookcmd.args import subcommand
+    from thatch.plugin.launcher import subcommand
 
     if subcommand(words) != "setup":
         return []

@@ -37,7 +37,7 @@ def command_names(parser: argparse.ArgumentParser) -> frozenset[str]:
 
 def wanted(words: Sequence[str], parser: argparse.ArgumentParser) -> bool:
     """Whether parsing ``words`` may need the plugins' commands: no core command is named."""
-    from thatch.hookcmd.args import subcommand
+    from thatch.plugin.launcher import subcommand
 
     command = subcommand(words)
     if command is None:

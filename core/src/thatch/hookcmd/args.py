@@ -9,7 +9,7 @@ from __future__ import annotations
 # Not typing.TYPE_CHECKING: a hook command does not import typing.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    pass
 
 #: Hook commands and how many positional arguments each takes.
 HOOK_COMMANDS = {
@@ -98,22 +98,3 @@ def parse(argv: list[str]) -> HookArgs | None:
 def _looks_like_option(token: str) -> bool:
     # A lone "-" is a positional argument for argparse too.
     return token.startswith("-") and token != "-"
-
-
-def subcommand(words: Sequence[str]) -> str | None:
-    """The subcommand word of ``thatch``'s arguments, past ``--home DIR`` and other options.
-
-    None when there is none (or ``--`` comes first). Setup reads hook
-    commands other setups wrote with it; the console script, its own argv.
-    """
-    skip = False
-    for word in words:
-        if skip:
-            skip = False
-        elif word == "--home":
-            skip = True
-        elif word == "--":
-            return None
-        elif not word.startswith("-"):
-            return word
-    return None

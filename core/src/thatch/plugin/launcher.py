@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import attrs
@@ -132,3 +132,22 @@ def unrunnable_fix(setup_command: str) -> str:
         f"run `{setup_command}` again (it writes thatch's absolute path), "
         f"or install thatch for daily use: {DAILY_INSTALL}"
     )
+
+
+def subcommand(words: Sequence[str]) -> str | None:
+    """The subcommand word of ``thatch``'s arguments, past ``--home DIR`` and other options.
+
+    None when there is none (or ``--`` comes first). Setup reads hook
+    commands other setups wrote with it; the console script, its own argv.
+    """
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+        elif word == "--home":
+            skip = True
+        elif word == "--":
+            return None
+        elif not word.startswith("-"):
+            return word
+    return None

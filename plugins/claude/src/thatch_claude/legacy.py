@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from thatch.plugin import blocks
+from thatch.plugin.launcher import subcommand as subcommand_of_arguments
 from thatch.plugin.setup import (
     MIGRATED,
     Retired,
@@ -110,25 +111,7 @@ def _thatch_subcommand(words: list[str]) -> str | None:
         rest = words[3:]
     else:
         return None
-    return _first_word(rest) or ""
-
-
-def _first_word(arguments: list[str]) -> str | None:
-    """The subcommand of thatch's ``arguments``: the first word past options and ``--home DIR``.
-
-    None when there is none, or ``--`` comes first.
-    """
-    skip = False
-    for word in arguments:
-        if skip:
-            skip = False
-        elif word == "--home":
-            skip = True
-        elif word == "--":
-            return None
-        elif not word.startswith("-"):
-            return word
-    return None
+    return subcommand_of_arguments(rest) or ""
 
 
 def _hook_files(files: ClaudeFiles) -> list[Path]:
