@@ -62,6 +62,7 @@ def test_the_spec_states_which_hooks_are_isolated() -> None:
     assert {
         "thatch_ingest",
         "thatch_nudges",
+        "thatch_tool_nudges",
         "thatch_daemon_started",
         "thatch_daemon_stopping",
     } == ISOLATED_HOOKS

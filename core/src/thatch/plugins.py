@@ -301,6 +301,11 @@ class Plugins:
         results = hook(event=event, app=app)
         return [nudge for result in results if result is not None for nudge in result]
 
+    def tool_nudges(self, event: Event, app: Runtime) -> list[Nudge]:
+        """Every plugin's context for a tool call's answer; a failing plugin is logged and skipped."""
+        results = self.manager.hook.thatch_tool_nudges(event=event, app=app)
+        return [nudge for result in results if result is not None for nudge in result]
+
     def daemon_started(self, app: Runtime) -> None:
         """Tell every plugin the daemon is up (failures logged, not fatal)."""
         self.manager.hook.thatch_daemon_started(app=app)

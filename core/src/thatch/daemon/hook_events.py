@@ -89,8 +89,10 @@ def handle_hook(app: Runtime, request: Mapping[str, Any], *, replay: bool = Fals
         held = _take_held(app, hook) if hook.command is None else []
         return _deliver(app, hook, [reminder, *held])
     if event.kind != "prompt":
-        held = _take_held(app, hook)
-        return _deliver(app, hook, held) if held else ""
+        chosen = _take_held(app, hook)
+        if event.kind == "tool_use" and not _compacting(app, event):
+            chosen = compose([*chosen, *app.plugins.tool_nudges(event, app)], app.settings.budget)
+        return _deliver(app, hook, chosen) if chosen else ""
     if _silenced(app, event):
         return ""
     if command == "flush-predictions":

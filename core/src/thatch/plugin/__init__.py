@@ -57,6 +57,7 @@ if TYPE_CHECKING:
         PayloadClaim,
     )
     from thatch.plugin.nudge import TIERS, Nudge, plain_text
+    from thatch.plugin.privacy import redact_secrets
     from thatch.plugin.prediction_log import LoggedPrediction, PredictionStorage, entry_id
     from thatch.plugin.receptor import (
         AXES,
@@ -217,6 +218,7 @@ _HOMES = {
     "optional_flag": "thatch.plugin.fields",
     "optional_text": "thatch.plugin.fields",
     "plain_text": "thatch.plugin.nudge",
+    "redact_secrets": "thatch.plugin.privacy",
     "release_free_memory": "thatch.malloc_trim",
     "shared_identity": "thatch.plugin.events",
     "text_field": "thatch.plugin.fields",
@@ -335,6 +337,7 @@ __all__ = [
     "optional_flag",
     "optional_text",
     "plain_text",
+    "redact_secrets",
     "release_free_memory",
     "shared_identity",
     "text_field",

@@ -155,6 +155,27 @@ def thatch_nudges(event: Event, app: Runtime) -> Iterable[Nudge] | None:
 
 @isolated
 @hookspec
+def thatch_tool_nudges(event: Event, app: Runtime) -> Iterable[Nudge] | None:
+    """Offer context for the agent right after a tool call. Isolated.
+
+    Called for each ``tool_use`` event, after every plugin has ingested it;
+    what is returned goes out in that hook's answer (Claude Code's
+    PostToolUse, PostToolUseFailure and PostToolBatch ``additionalContext``,
+    Cursor's postToolUse ``additional_context``, opencode's tool output),
+    fitted into the character budget with any nudges held for the session.
+    The hook command is waiting: return what is ready, never compute here
+    (do the work in ``thatch_ingest``'s background and keep the result).
+    Nothing is asked while the session compacts.
+
+    :param event: the ``tool_use`` event (``event.tool_calls`` the calls).
+    :param app: the daemon's runtime.
+    :return: zero or more :class:`thatch.plugin.Nudge`; their
+        ``on_delivered`` runs once the hook has its answer.
+    """
+
+
+@isolated
+@hookspec
 def thatch_daemon_started(app: Runtime) -> None:
     """The daemon is up: start background work (a schedule, a warm cache). Isolated.
 

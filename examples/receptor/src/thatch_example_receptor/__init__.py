@@ -1,0 +1,1 @@
+"""An example receptor plugin (being written)."""

@@ -1,0 +1,1 @@
+"""The example receptor's entry point (being written)."""

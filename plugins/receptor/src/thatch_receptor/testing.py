@@ -1,0 +1,1 @@
+"""Pytest fixtures for receptor authors (being written)."""
