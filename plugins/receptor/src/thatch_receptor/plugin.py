@@ -27,13 +27,13 @@ def thatch_commands() -> tuple[Command, ...]:
     """``thatch receptor replay``: recorded events through a fresh receptor."""
     from thatch.plugin import Command
 
-    from thatch_receptor import replay
+    from thatch_receptor import cli
 
     return (
         Command(
             name="receptor",
-            help="the emotion receptor: replay recorded events through it",
-            run=replay.run,
-            arguments=replay.add_arguments,
+            help="the emotion receptor: replay recorded events through it, a live session's status",
+            run=cli.run,
+            arguments=cli.add_arguments,
         ),
     )

@@ -25,14 +25,8 @@ if TYPE_CHECKING:
 FORMATS = ("events", "mini-swe-agent")
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """``receptor``'s own subcommands (``replay``)."""
-    commands = parser.add_subparsers(dest="receptor_command", metavar="COMMAND", required=True)
-    replay = commands.add_parser(
-        "replay",
-        help="feed recorded events through a fresh receptor: one line per firing",
-        description="Feed recorded events through a fresh receptor and show what it read.",
-    )
+def add_arguments(replay: argparse.ArgumentParser) -> None:
+    """``thatch receptor replay``'s arguments."""
     replay.add_argument("source", type=Path, help="an events file, a trajectory file or a folder")
     replay.add_argument(
         "--format",
@@ -49,7 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, context: CommandContext) -> int:
-    """``thatch receptor replay``; the only subcommand so far."""
+    """``thatch receptor replay``."""
     from thatch_receptor.receptor import Receptor
 
     sessions = list(_sessions(args.source, args.format))
