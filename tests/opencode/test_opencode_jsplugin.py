@@ -171,7 +171,8 @@ def test_values_are_written_as_json_that_reads_back_exactly() -> None:
 
 def test_the_rendered_file_stays_small() -> None:
     source = render(["thatch"], {"THATCH_HOME": "/srv/thatch-home"})
-    assert len(source.splitlines()) < 80
+    # Small enough to read in one screen before trusting it (it runs in the user's opencode).
+    assert len(source.splitlines()) < 90
     assert all(len(line) <= 100 for line in source.splitlines())
 
 

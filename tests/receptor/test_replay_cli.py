@@ -31,6 +31,11 @@ def replay(tmp_path: Path, *args: str, check: bool = True) -> subprocess.Complet
     return done
 
 
+def json_lines(stdout: str) -> list[dict]:
+    """``--summary --json``'s output: one JSON object a line."""
+    return [json.loads(line) for line in stdout.splitlines()]
+
+
 def events_file(tmp_path: Path, name: str, events: list) -> Path:
     path = tmp_path / name
     with path.open("w", encoding="utf-8") as stream:
@@ -55,7 +60,7 @@ def test_the_summary_has_a_line_per_session(tmp_path: Path) -> None:
     path = events_file(tmp_path, "two.jsonl", stuck + steady)
     rows = {
         r["session"]: r
-        for r in json.loads(replay(tmp_path, str(path), "--summary", "--json").stdout)
+        for r in json_lines(replay(tmp_path, str(path), "--summary", "--json").stdout)
     }
     assert set(rows) == {"stuck", "steady"}
     assert rows["stuck"]["events"] == len(stuck)
@@ -70,7 +75,7 @@ def test_a_trajectory_reads_as_its_events(tmp_path: Path) -> None:
     as_events = events_file(tmp_path, "run.jsonl", list(read_trajectory(TRAJECTORY)))
     direct = replay(tmp_path, "--format", "mini-swe-agent", str(TRAJECTORY), "--summary", "--json")
     converted = replay(tmp_path, str(as_events), "--summary", "--json")
-    assert json.loads(direct.stdout) == json.loads(converted.stdout)
+    assert json_lines(direct.stdout) == json_lines(converted.stdout)
 
 
 @pytest.mark.parametrize("kind", ["folder", "missing"])
@@ -83,3 +88,120 @@ def test_bad_input_names_it_and_the_fix(tmp_path: Path, kind: str) -> None:
     assert str(target) in done.stderr
     assert ("--format mini-swe-agent" if kind == "folder" else "no such file") in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def stuck_file(tmp_path: Path) -> Path:
+    return events_file(
+        tmp_path, "stuck.jsonl", list(Stream(session_id="stuck").events(trial_and_error(5)))
+    )
+
+
+def rules_file(tmp_path: Path, *rules: dict) -> Path:
+    path = tmp_path / "my-rules.json"
+    path.write_text(json.dumps({"rules": list(rules)}), encoding="utf-8")
+    return path
+
+
+def test_each_firing_carries_its_decision(tmp_path: Path) -> None:
+    path = stuck_file(tmp_path)
+    firings = json.loads(replay(tmp_path, str(path), "--json").stdout)
+    streak = next(f for f in firings if f["pattern"] == "trial_error")
+    decision = streak["decision"]
+    assert (decision["rule"], decision["trigger"], decision["mode"]) == (
+        "failing-streak",
+        "error_context",
+        "active",
+    )
+    assert "at or over the delivery threshold" in decision["why"]
+    assert 0.0 <= decision["score"] <= 1.0
+    line = replay(tmp_path, str(path)).stdout.splitlines()[0]
+    assert "-> failing-streak: score" in line
+
+
+def test_a_rule_file_overrides_the_defaults(tmp_path: Path) -> None:
+    quieter = {
+        "name": "failing-streak",
+        "when": {"fired": ["frustration"]},
+        "trigger": "error_context",
+        "mode": "notification",
+        "reason": "still failing ({pattern})",
+        "score": {"base": 0.9},
+    }
+    rules = rules_file(tmp_path, quieter, {"name": "knowledge-gap", "enabled": False})
+    firings = json.loads(
+        replay(tmp_path, str(stuck_file(tmp_path)), "--rules", str(rules), "--json").stdout
+    )
+    decisions = [f["decision"] for f in firings if f["pattern"] == "trial_error"]
+    assert decisions
+    assert decisions[0]["mode"] == "notification"
+    assert decisions[0]["reason"] == "still failing (trial_error)"
+
+
+def test_a_bad_rule_file_names_the_rule_and_field(tmp_path: Path) -> None:
+    bad = rules_file(tmp_path, {"name": "loud", "trigger": "x", "mode": "shout", "reason": "r"})
+    done = replay(tmp_path, str(stuck_file(tmp_path)), "--rules", str(bad), check=False)
+    assert done.returncode == 2
+    assert str(bad) in done.stderr
+    assert "rule 'loud' (#1): field 'mode'" in done.stderr
+    assert "use one of drop, silent, passive, notification, active" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_the_summary_counts_decisions_by_mode(tmp_path: Path) -> None:
+    (row,) = json_lines(replay(tmp_path, str(stuck_file(tmp_path)), "--summary", "--json").stdout)
+    assert set(row["modes"]) == {"drop", "silent", "passive", "notification", "active"}
+    assert row["modes"]["active"] >= 1
+    assert sum(row["modes"].values()) >= row["fired"]["frustration"]
+    text = replay(tmp_path, str(stuck_file(tmp_path)), "--summary").stdout
+    assert "modes: drop" in text
+
+
+def test_summary_json_is_one_line_per_run_with_its_id_and_axes(tmp_path: Path) -> None:
+    runs = tmp_path / "trajs"
+    runs.mkdir()
+    data = json.loads(TRAJECTORY.read_text(encoding="utf-8"))
+    for instance in ("acme__shop-42", "acme__shop-43"):
+        (runs / f"{instance}.traj.json").write_text(
+            json.dumps({**data, "instance_id": instance}), encoding="utf-8"
+        )
+    out = replay(tmp_path, str(runs), "--format", "mini-swe-agent", "--summary", "--json").stdout
+    lines = out.splitlines()
+    assert len(lines) == 2
+    rows = [json.loads(line) for line in lines]
+    assert [row["session"] for row in rows] == ["acme__shop-42", "acme__shop-43"]
+    for row in rows:
+        assert (
+            set(row["peak"])
+            == set(row["mean"])
+            == {
+                "frustration",
+                "seeking",
+                "uncertainty",
+                "fatigue",
+                "isolation",
+                "flow",
+            }
+        )
+
+
+def test_plot_writes_a_png(tmp_path: Path) -> None:
+    stuck = list(Stream(session_id="stuck").events(trial_and_error(5)))
+    steady = list(Stream(session_id="steady").events(implementation(4)))
+    path = events_file(tmp_path, "two.jsonl", stuck + steady)
+    plot = tmp_path / "receptor.png"
+    done = replay(tmp_path, str(path), "--summary", "--plot", str(plot))
+    assert plot.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    assert f"plot written to {plot}" in done.stderr
+    assert "stuck" in done.stdout  # the summary still prints
+
+
+@pytest.mark.parametrize(
+    ("name", "says"), [("plot.svg", "does not end in .png"), ("no/p.png", "does not exist")]
+)
+def test_a_bad_plot_target_is_refused_before_the_replay(
+    tmp_path: Path, name: str, says: str
+) -> None:
+    done = replay(tmp_path, str(stuck_file(tmp_path)), "--plot", str(tmp_path / name), check=False)
+    assert done.returncode == 2
+    assert says in done.stderr
+    assert done.stdout == ""

@@ -1,17 +1,44 @@
-"""The pluggy entry point of the receptor (its hooks are added as the receptor is built).
+"""The pluggy entry point of the receptor.
 
 Importing this module is cheap: the receptor's modules are imported only when
-a hook is called.
+a hook is called. In the daemon, ``thatch_daemon_started`` starts one
+:class:`~thatch_receptor.service.ReceptorService` per runtime, and the event,
+nudge and tool hooks reach it; anywhere else (a CLI command, a test's runtime
+that never started) they do nothing.
 """
 
 from __future__ import annotations
 
+import logging
+import threading
 from typing import TYPE_CHECKING
 
 from thatch.plugin import hookimpl
 
 if TYPE_CHECKING:
-    from thatch.plugin import Command, SignalSource
+    from thatch.plugin import (
+        Command,
+        ConfigTable,
+        Event,
+        Nudge,
+        Runtime,
+        SignalSource,
+        Tool,
+        ToolContext,
+    )
+
+    from thatch_receptor.service import ReceptorService
+
+log = logging.getLogger(__name__)
+
+#: The running service of each daemon runtime, by ``id(app)``.
+_services: dict[int, ReceptorService] = {}
+_lock = threading.Lock()
+
+
+def service_of(app: object) -> ReceptorService | None:
+    """The receptor running for ``app``, or None (not a daemon, or the receptor is off)."""
+    return _services.get(id(app))
 
 
 @hookimpl
@@ -23,8 +50,74 @@ def thatch_receptor_signals() -> tuple[SignalSource, ...]:
 
 
 @hookimpl
+def thatch_config_tables() -> tuple[ConfigTable, ...]:
+    """``[receptor]`` (:mod:`thatch_receptor.settings`)."""
+    from thatch_receptor.settings import RECEPTOR_TABLE
+
+    return (RECEPTOR_TABLE,)
+
+
+@hookimpl
+def thatch_daemon_started(app: Runtime) -> None:
+    """Start the receptor's reader and worker for this daemon (unless ``enabled = false``)."""
+    from thatch_receptor.assembly import build_service
+    from thatch_receptor.settings import ReceptorConfig
+
+    config = ReceptorConfig.of(app.config)
+    if not config.enabled:
+        log.info("receptor: off ([receptor] enabled = false)")
+        return
+    service = build_service(app, config)
+    with _lock:
+        _services[id(app)] = service
+    service.start()
+
+
+@hookimpl
+def thatch_daemon_stopping(app: Runtime) -> None:
+    """Finish the queued work and save what was learned."""
+    with _lock:
+        service = _services.pop(id(app), None)
+    if service is not None:
+        service.stop()
+
+
+@hookimpl
+def thatch_ingest(event: Event, app: Runtime) -> None:
+    """Queue the event for the receptor's reader: nothing else on the hook's path."""
+    service = service_of(app)
+    if service is not None:
+        service.submit(event)
+
+
+@hookimpl
+def thatch_tool_nudges(event: Event, app: Runtime) -> list[Nudge] | None:
+    """The session's one active item, if the receptor has one ready and no deep work holds."""
+    service = service_of(app)
+    return service.tool_nudges(event) if service is not None else None
+
+
+@hookimpl
+def thatch_nudges(event: Event, app: Runtime) -> list[Nudge] | None:
+    """For the prompt: an active item no tool hook took, open offers, unread notes."""
+    service = service_of(app)
+    return service.prompt_nudges(event) if service is not None else None
+
+
+@hookimpl
+def thatch_tools() -> tuple[Tool, ...]:
+    """``receptor_notes`` and ``receptor_offer`` (:mod:`thatch_receptor.tools`)."""
+    from thatch_receptor.tools import tools
+
+    def service_for(ctx: ToolContext) -> ReceptorService | None:
+        return service_of(ctx.app)
+
+    return tools(service_for)
+
+
+@hookimpl
 def thatch_commands() -> tuple[Command, ...]:
-    """``thatch receptor replay``: recorded events through a fresh receptor."""
+    """``thatch receptor replay`` and ``thatch receptor status``."""
     from thatch.plugin import Command
 
     from thatch_receptor import cli

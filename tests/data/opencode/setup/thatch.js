@@ -1,4 +1,4 @@
-// thatch for opencode (template 8bf0024539cf), written by `thatch setup --opencode`,
+// thatch for opencode (template 2bb8d8500f4a), written by `thatch setup --opencode`,
 // which rewrites it; `thatch setup --opencode --uninstall` removes it. Each event
 // runs `thatch hook opencode EVENT` with a JSON payload on stdin and puts what
 // thatch prints where the model reads it. Every failure is ignored.
@@ -64,8 +64,11 @@ export const ThatchPlugin = async ({ directory }) => {
     }),
     "tool.execute.after": safe(async (input, output) => {
       const text = typeof output.output === "string" ? output.output : "";
-      send("tool.execute.after", input.sessionID, { tool: input.tool, call_id: input.callID,
-        args: input.args ?? null, title: output.title ?? null, output: text.slice(0, MAX_OUTPUT) });
+      const extra = send("tool.execute.after", input.sessionID, { tool: input.tool,
+        call_id: input.callID, args: input.args ?? null, title: output.title ?? null,
+        output: text.slice(0, MAX_OUTPUT) });
+      // thatch's answer (the receptor's one item, when the agent is stuck) joins the output.
+      if (extra && text === output.output) output.output = text + "\n\n" + extra;
     }),
     "experimental.session.compacting": safe(async (input, output) => {
       const text = send("experimental.session.compacting", input.sessionID, {});
