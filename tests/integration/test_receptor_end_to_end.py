@@ -87,15 +87,16 @@ def failure(machine: Machine, n: int) -> dict[str, Any]:
 
 
 def edit(machine: Machine, n: int) -> dict[str, Any]:
+    """A turn's batch of one Edit: setup hooks PostToolBatch, which reports every call."""
     path = str(machine.project / "src/payments/gift_cards.py")
+    call = {
+        "tool_name": "Edit",
+        "tool_use_id": f"toolu_01Edit{n:014d}",
+        "tool_input": {"file_path": path, "old_string": f"try {n}", "new_string": f"try {n + 1}"},
+        "tool_response": {"filePath": path, "oldString": f"try {n}", "newString": f"try {n + 1}"},
+    }
     return claude_payload(
-        "post_tool_use",
-        session_id=SESSION,
-        cwd=str(machine.project),
-        tool_name="Edit",
-        tool_use_id=f"toolu_01Edit{n:014d}",
-        tool_input={"file_path": path, "old_string": f"try {n}", "new_string": f"try {n + 1}"},
-        tool_response={"filePath": path, "oldString": f"try {n}", "newString": f"try {n + 1}"},
+        "post_tool_batch", session_id=SESSION, cwd=str(machine.project), tool_calls=[call]
     )
 
 
@@ -103,7 +104,7 @@ def context(answer: str) -> str:
     if not answer.strip():
         return ""
     output = json.loads(answer)["hookSpecificOutput"]
-    assert output["hookEventName"] in ("PostToolUse", "PostToolUseFailure")
+    assert output["hookEventName"] in ("PostToolBatch", "PostToolUseFailure")
     return str(output["additionalContext"])
 
 
@@ -130,14 +131,14 @@ def test_a_failure_streak_makes_the_next_tool_hook_carry_one_relevant_memory(
 
         answers = []
         for n in range(4):
-            answers.append(machine.hook("PostToolUse", edit(machine, n)))
+            answers.append(machine.hook("PostToolBatch", edit(machine, n)))
             answers.append(machine.hook("PostToolUseFailure", failure(machine, n)))
         status = wait_for(
             lambda: (s := machine.status()) and (s["pending"] or s["deliveries"]) and s
         )
         assert any("frustration" in firing["fired"] for firing in status["firings"]), status
 
-        answers += [machine.hook("PostToolUse", edit(machine, 10 + n)) for n in range(3)]
+        answers += [machine.hook("PostToolBatch", edit(machine, 10 + n)) for n in range(3)]
         shown = [text for text in map(context, answers) if MARK in text]
         assert len(shown) == 1, shown
         assert MEMORY[0] in shown[0]

@@ -67,8 +67,8 @@ def test_trace_shows_hook_calls(thatch: Runner) -> None:
 def test_demo_tells_the_whole_session(thatch: Runner) -> None:
     out = thatch("demo").stdout
     steps = out.split("\n== ")
-    assert len(steps) == 8  # the header and seven steps
-    start, batch, first, saved, later, preference, situation = steps[1:]
+    assert len(steps) == 10  # the header and nine steps
+    start, batch, first, saved, later, preference, situation, wall, answer = steps[1:]
     assert "acme/shop" in start or "global" in start
     assert "printed nothing" in batch
     # The extraction nudge carries the queued tool output, its secret redacted.
@@ -82,3 +82,12 @@ def test_demo_tells_the_whole_session(thatch: Runner) -> None:
     assert "[thatch] User decision model" in situation
     assert "write the ledger test first" in situation
     assert "refunds-via-ledger" not in situation  # shown recently: held back
+    # The receptor reads the failing streak and fires frustration...
+    assert "pattern trial_error" in wall
+    assert "fired frustration -> active" in wall
+    # ...and one tool hook's answer (the next one once the probe is done) carries one
+    # item: the memory that explains the error, naming the failing command.
+    told = wall + answer
+    assert told.count("[thatch receptor]") == 1
+    assert '"aware-datetimes"' in told
+    assert "test_settlement.py -> exit 1" in told

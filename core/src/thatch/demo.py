@@ -30,6 +30,12 @@ from thatch.demo_session import (
     PREFERENCE,
     SESSION,
     SITUATION_PROMPT,
+    WALL_COMMAND,
+    WALL_FILE,
+    WALL_MEMORY,
+    WALL_ROUNDS,
+    edit_payload,
+    failure_payload,
     prompt_payload,
     session_start_payload,
 )
@@ -38,6 +44,10 @@ if TYPE_CHECKING:
     from thatch.plugin.harness import Harness
 
 REMOTE = "git@github.com:acme/shop.git"
+#: The subcommand of the receptor plugin; with it installed the story ends at a wall.
+RECEPTOR_COMMAND = "receptor"
+#: How long the story waits for the receptor to have its delivery ready.
+RECEPTOR_WAIT_SECONDS = 60.0
 #: The named hook commands the story runs; the harness serving them tells it.
 STORY_COMMANDS = ("reminder", "buffer-batch", "flush-tools")
 
@@ -58,10 +68,12 @@ def _show(text: str) -> None:
     print("   | " + shown.replace("\n", "\n   | "))
 
 
-def _hook(command: str, payload: Mapping[str, Any], env: Mapping[str, str], cwd: Path) -> str:
+def _hook(
+    command: str | list[str], payload: Mapping[str, Any], env: Mapping[str, str], cwd: Path
+) -> str:
     """Run a hook command exactly as Claude Code does: payload on stdin, stdout to the agent."""
     completed = subprocess.run(
-        [*thatch_command(), command],
+        [*thatch_command(), *([command] if isinstance(command, str) else command)],
         input=json.dumps(payload),
         capture_output=True,
         text=True,
@@ -154,9 +166,12 @@ def _brief(text: str) -> str:
 def run_demo() -> int:
     """Run the demo; returns the exit status."""
     from thatch.daemon.client import DaemonClient
+    from thatch.plugin.config import Config
+    from thatch.plugins import Plugins
     from thatch.runtime import installed_harnesses
 
     harnesses = installed_harnesses()
+    receptor = RECEPTOR_COMMAND in Plugins.load(Config.load()).commands()
     harness = story_harness(harnesses)
     if harness is None:
         print(
@@ -181,14 +196,19 @@ def run_demo() -> int:
             f"{time.perf_counter() - started:.1f} s"
         )
         try:
-            _story(env, project, {**env, **project_variables(harness, project)})
+            agent_env = {**env, **project_variables(harness, project)}
+            _story(env, project, agent_env, receptor=receptor)
+            if receptor:
+                _wall(env, project, harness.name)
         finally:
             client.stop()
     print("\nThe daemon was stopped and the home deleted. To use thatch for real: thatch setup")
     return 0
 
 
-def _story(env: Mapping[str, str], project: Path, agent_env: Mapping[str, str]) -> None:
+def _story(
+    env: Mapping[str, str], project: Path, agent_env: Mapping[str, str], *, receptor: bool
+) -> None:
     """The session, step by step; ``agent_env`` is the environment the MCP server gets."""
     _step(1, "the session starts", "SessionStart hook: thatch reminder")
     _show(_hook("reminder", session_start_payload(project), env, project))
@@ -203,9 +223,8 @@ def _story(env: Mapping[str, str], project: Path, agent_env: Mapping[str, str]) 
     _show(_hook("flush-tools", prompt_payload(FIRST_PROMPT, project), env, project))
 
     _step(4, "the agent saves what it learned", "MCP tools memory_remember, extraction_done")
-    calls = [
-        ("memory_remember", {"label": label, "content": content}) for label, content in MEMORIES
-    ]
+    saved = [*MEMORIES, WALL_MEMORY] if receptor else list(MEMORIES)
+    calls = [("memory_remember", {"label": label, "content": content}) for label, content in saved]
     calls.append(("extraction_done", {"session_id": SESSION}))
     _call_tools(agent_env, project, calls)
 
@@ -224,3 +243,64 @@ def _story(env: Mapping[str, str], project: Path, agent_env: Mapping[str, str]) 
     _step(7, f"the user asks: {SITUATION_PROMPT!r}", "thatch flush-tools")
     _show(_hook("flush-tools", prompt_payload(SITUATION_PROMPT, project), env, project))
     print("   (a memory shown in this session waits 10 prompts before it is shown again)")
+
+
+def _wall(env: Mapping[str, str], project: Path, harness: str) -> None:
+    """The receptor's part: a failing streak, its reading, and the one item the agent gets."""
+    _step(
+        8,
+        "the agent hits a wall: edit, the test fails, edit, it fails again",
+        f"thatch hook {harness} PostToolBatch / PostToolUseFailure",
+    )
+    for attempt in range(WALL_ROUNDS):
+        print(f"   Edit {WALL_FILE}, then {WALL_COMMAND} -> exit 1 (TypeError)")
+        for event, payload in (
+            ("PostToolBatch", edit_payload(project, attempt)),
+            ("PostToolUseFailure", failure_payload(project, attempt)),
+        ):
+            _show_context(_hook(["hook", harness, event], payload, env, project), quiet=True)
+    status = _receptor_status(env, project)
+    if status is None:
+        print("   (the receptor had nothing ready in time)")
+        return
+    axes = ", ".join(f"{axis} {value:.2f}" for axis, value in status["axes"].items() if value)
+    print(f"   the receptor reads: {axes}; pattern {status['pattern']}")
+    for firing in status["firings"][-1:]:
+        print(f"   fired {', '.join(firing['fired'])} -> {firing['mode']} ({firing['why']})")
+
+    _step(9, "the next tool call's hook answer", f"thatch hook {harness} PostToolBatch")
+    _show_context(
+        _hook(["hook", harness, "PostToolBatch"], edit_payload(project, 99), env, project)
+    )
+    print("   (one item, right after the failures; none while the agent is in flow)")
+
+
+def _show_context(answer: str, *, quiet: bool = False) -> None:
+    """What the agent reads of a tool hook's JSON answer."""
+    try:
+        text = json.loads(answer)["hookSpecificOutput"]["additionalContext"] if answer else ""
+    except (ValueError, KeyError, TypeError):
+        text = answer
+    if text or not quiet:
+        _show(text)
+
+
+def _receptor_status(env: Mapping[str, str], project: Path) -> dict[str, Any] | None:
+    """The session's receptor status once a delivery waits (None when none comes in time)."""
+    deadline = time.monotonic() + RECEPTOR_WAIT_SECONDS
+    while time.monotonic() < deadline:
+        completed = subprocess.run(
+            [*thatch_command(), RECEPTOR_COMMAND, "status", SESSION, "--json"],
+            capture_output=True,
+            text=True,
+            env=dict(env),
+            cwd=project,
+            timeout=30,
+            check=False,
+        )
+        if completed.returncode == 0:
+            status: dict[str, Any] = json.loads(completed.stdout)
+            if status.get("pending") or status.get("deliveries"):
+                return status
+        time.sleep(0.3)
+    return None

@@ -95,3 +95,61 @@ def prompt_payload(prompt: str, project: Path) -> dict[str, Any]:
         "hook_event_name": "UserPromptSubmit",
         "prompt": prompt,
     }
+
+
+#: The wall the agent hits at the end: it edits and runs a test that keeps failing.
+WALL_FILE = "src/payments/settlement.py"
+WALL_COMMAND = "uv run pytest -q tests/payments/test_settlement.py"
+WALL_ERROR = (
+    "Exit code 1\nFAILED tests/payments/test_settlement.py::test_settles_next_day - TypeError: "
+    "can't compare offset-naive and offset-aware datetimes\n1 failed, 8 passed in 0.61s"
+)
+#: What an earlier session saved about it; the receptor finds it when the wall comes.
+WALL_MEMORY = (
+    "aware-datetimes",
+    "Settlement code compares timezone-aware UTC datetimes: build them with "
+    "payments.clock.utc_now(), never datetime.now(); a naive one raises TypeError "
+    "(can't compare offset-naive and offset-aware datetimes).",
+)
+#: How many times the agent edits and runs the test in vain.
+WALL_ROUNDS = 3
+
+
+def edit_payload(project: Path, attempt: int) -> dict[str, Any]:
+    """A batch of one Edit, as Claude Code reports a turn's successful calls."""
+    path = str(project / WALL_FILE)
+    change = {
+        "file_path": path,
+        "old_string": f"# try {attempt}",
+        "new_string": f"# try {attempt + 1}",
+    }
+    return {
+        "session_id": SESSION,
+        "transcript_path": TRANSCRIPT,
+        "cwd": str(project),
+        "hook_event_name": "PostToolBatch",
+        "tool_calls": [
+            {
+                "tool_name": "Edit",
+                "tool_use_id": f"toolu_01DemoWallEdit{attempt:010d}",
+                "tool_input": change,
+                "tool_response": {"filePath": path, "oldString": change["old_string"]},
+            }
+        ],
+    }
+
+
+def failure_payload(project: Path, attempt: int) -> dict[str, Any]:
+    """The test run failing, as Claude Code's PostToolUseFailure reports it."""
+    return {
+        "session_id": SESSION,
+        "transcript_path": TRANSCRIPT,
+        "cwd": str(project),
+        "permission_mode": "default",
+        "hook_event_name": "PostToolUseFailure",
+        "tool_name": "Bash",
+        "tool_use_id": f"toolu_01DemoWallTest{attempt:010d}",
+        "tool_input": {"command": WALL_COMMAND, "description": "Run the settlement tests"},
+        "error": WALL_ERROR,
+        "is_interrupt": False,
+    }
