@@ -26,10 +26,11 @@ from thatch.plugin import LoggedPrediction
 from thatch.plugin.config import Config
 from thatch.plugin.errors import ArchivedMemoryError, StorageError
 from thatch.plugin.records import NewMemory, Scope
+from thatch.plugin.sqlite import user_version
 from thatch.plugins import PluginSelection, create_manager
 from thatch_sqlite import cache, fts, plugin
 from thatch_sqlite.connect import BUSY_TIMEOUT_MS
-from thatch_sqlite.migrations import MIGRATIONS, SCHEMA_VERSION, migrate, user_version
+from thatch_sqlite.migrations import MIGRATIONS, SCHEMA_VERSION, migrate
 from thatch_sqlite.storage import SQLiteStorage
 
 STORE = "acme/app"

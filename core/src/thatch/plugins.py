@@ -302,7 +302,7 @@ class Plugins:
         return [nudge for result in results if result is not None for nudge in result]
 
     def tool_nudges(self, event: Event, app: Runtime) -> list[Nudge]:
-        """Every plugin's context for a tool call's answer; a failing plugin is logged and skipped."""
+        """Every plugin's context for a tool call's answer (a failing plugin is logged, skipped)."""
         results = self.manager.hook.thatch_tool_nudges(event=event, app=app)
         return [nudge for result in results if result is not None for nudge in result]
 

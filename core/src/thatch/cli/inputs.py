@@ -123,10 +123,11 @@ def finite_number(low: float, high: float) -> Callable[[str], float]:
 
 def plot_file(text: str) -> Path:
     """An argparse type: a PNG file that can be written (see ``check_plot_path``)."""
-    from thatch.decisions.plot import check_plot_path
+    from thatch.decisions.plot import EXAMPLE
+    from thatch.plugin.plotting import check_plot_path
 
     try:
-        return check_plot_path(Path(text))
+        return check_plot_path(Path(text), EXAMPLE)
     except InvalidInputError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 

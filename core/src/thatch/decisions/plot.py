@@ -6,45 +6,19 @@ matplotlib is optional (``pip install 'thatch-core[plot]'``); only
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from thatch.decisions.calibration import CalibrationReport
-from thatch.plugin.errors import InvalidInputError, PluginMissingError
+from thatch.plugin.plotting import check_plot_path, pyplot, save_figure
 
-_FIX = "name a .png file in a folder you can write, like calib.png"
-
-
-def check_plot_path(path: Path) -> Path:
-    """Return ``path`` if a PNG may be written there; a clear error otherwise.
-
-    Checked before anything is computed, and nothing is created: a missing
-    folder is the user's to make.
-    """
-    if path.suffix.lower() != ".png":
-        raise InvalidInputError(f"plot file {path} does not end in .png; {_FIX}")
-    if path.is_dir():
-        raise InvalidInputError(f"plot file {path} is a folder; {_FIX}")
-    folder = path.parent
-    if not folder.is_dir():
-        raise InvalidInputError(f"the folder of plot file {path} does not exist; {_FIX}")
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise InvalidInputError(f"the folder of plot file {path} is not writable; {_FIX}")
-    return path
+#: The file name errors suggest.
+EXAMPLE = "calib.png"
 
 
 def draw_reliability(report: CalibrationReport, path: Path) -> Path:
     """Write the diagram as PNG to ``path``: mean outcome against mean confidence per bin."""
-    check_plot_path(path)
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")  # no screen needed
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise PluginMissingError(
-            "drawing the plot needs matplotlib; install it: pip install 'thatch-core[plot]'"
-        ) from None
+    check_plot_path(path, EXAMPLE)
+    plt = pyplot("'thatch-core[plot]'")
 
     # (confidence, outcome, showings) of each bin with showings: only those have means.
     points = [
@@ -77,11 +51,4 @@ def draw_reliability(report: CalibrationReport, path: Path) -> Path:
         title=f"thatch reliability ({report.scored} scored showings, Brier {brier})",
     )
     axes.legend(loc="upper left")
-    try:
-        figure.savefig(path)
-    except OSError as exc:
-        # What the folder's mode does not tell: /proc, a full disk, a read-only mount.
-        raise InvalidInputError(f"cannot write plot file {path} ({exc.strerror}); {_FIX}") from None
-    finally:
-        plt.close(figure)
-    return path
+    return save_figure(plt, figure, path, EXAMPLE)

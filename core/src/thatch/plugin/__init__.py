@@ -57,8 +57,8 @@ if TYPE_CHECKING:
         PayloadClaim,
     )
     from thatch.plugin.nudge import TIERS, Nudge, plain_text
-    from thatch.plugin.privacy import redact_secrets
     from thatch.plugin.prediction_log import LoggedPrediction, PredictionStorage, entry_id
+    from thatch.plugin.privacy import redact_secrets
     from thatch.plugin.receptor import (
         AXES,
         DELIVERY_MODES,

@@ -10,7 +10,7 @@ import os
 import random
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 
@@ -80,3 +80,50 @@ def create_private(path: Path, *, narrow: bool = False) -> None:
         check_owned(path)
     if narrow and path.stat().st_mode & 0o077:
         path.chmod(0o600)
+
+
+def user_version(conn: sqlite3.Connection) -> int:
+    """The schema version stored in the database header (0 for a new file)."""
+    return int(conn.execute("PRAGMA user_version").fetchone()[0])
+
+
+def migrate_schema(
+    conn: sqlite3.Connection,
+    steps: Sequence[Sequence[str]],
+    too_new: Callable[[int, int], Exception],
+) -> int:
+    """Bring the file to version ``len(steps)``, in one transaction; return the version found.
+
+    ``steps[n]`` holds the statements that take the file from version ``n``
+    to ``n + 1``, kept in ``PRAGMA user_version``. Processes opening the file
+    at the same moment serialize on ``BEGIN IMMEDIATE``, and the version is
+    read again under the lock, so each step runs exactly once. ``conn`` must
+    be in autocommit mode (``isolation_level=None``).
+
+    :param too_new: the error raised when the file's version, passed first,
+        is above the one this code knows, passed second (written by a newer
+        release): its message says what to upgrade.
+    """
+    target = len(steps)
+    found = user_version(conn)
+    if found > target:
+        raise too_new(found, target)
+    if found == target:
+        return found
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        found = user_version(conn)
+        if found > target:
+            raise too_new(found, target)
+        for step in steps[found:]:
+            for statement in step:
+                conn.execute(statement)
+        # PRAGMA takes no parameters; target is an int computed above.
+        conn.execute(f"PRAGMA user_version = {int(target)}")
+        conn.execute("COMMIT")
+    except BaseException:
+        # SQLite rolls back by itself after some errors (disk full, I/O).
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    return found

@@ -11,7 +11,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from thatch.plugin.errors import StorageError
-from thatch.plugin.sqlite import create_private, erase_on_delete, retry_when_busy, use_wal
+from thatch.plugin.sqlite import (
+    create_private,
+    erase_on_delete,
+    migrate_schema,
+    retry_when_busy,
+    use_wal,
+)
 
 #: Milliseconds a writer waits for another connection's transaction.
 BUSY_TIMEOUT_MS = 10_000
@@ -139,29 +145,15 @@ def open_connection(path: Path) -> sqlite3.Connection:
 
 
 def migrate(conn: sqlite3.Connection, path: Path) -> None:
-    """Bring the schema to :data:`SCHEMA_VERSION` in one transaction.
+    """Bring the schema to :data:`SCHEMA_VERSION` in one transaction."""
 
-    Processes opening the file at the same moment serialize on ``BEGIN
-    IMMEDIATE``; the one that comes second finds the work done.
-    """
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-        if version > SCHEMA_VERSION:
-            raise StorageError(
-                f"the session store {path} has schema version {version}, newer than this "
-                f"thatch knows ({SCHEMA_VERSION}); upgrade thatch, or delete the file"
-            )
-        for step in MIGRATIONS[version:]:
-            for statement in step:
-                conn.execute(statement)
-        if version != SCHEMA_VERSION:
-            # PRAGMA takes no parameters; the value is our own integer.
-            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
+    def too_new(found: int, target: int) -> StorageError:
+        return StorageError(
+            f"the session store {path} has schema version {found}, newer than this "
+            f"thatch knows ({target}); upgrade thatch, or delete the file"
+        )
+
+    migrate_schema(conn, MIGRATIONS, too_new)
 
 
 def _create_private(path: Path) -> None:

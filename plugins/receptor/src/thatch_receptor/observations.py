@@ -30,7 +30,13 @@ import attrs
 import numpy as np
 import numpy.typing as npt
 from thatch.plugin import Event, StorageError, ToolCall, redact_secrets
-from thatch.plugin.sqlite import create_private, erase_on_delete, retry_when_busy, use_wal
+from thatch.plugin.sqlite import (
+    create_private,
+    erase_on_delete,
+    migrate_schema,
+    retry_when_busy,
+    use_wal,
+)
 
 from thatch_receptor.actions import MAX_PART, Action, action_of
 from thatch_receptor.insights import Insight
@@ -438,20 +444,11 @@ def _open(path: Path) -> sqlite3.Connection:
 
 def _migrate(conn: sqlite3.Connection, path: Path) -> None:
     """Bring the schema to :data:`SCHEMA_VERSION` in one transaction."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-        if version > SCHEMA_VERSION:
-            raise StorageError(
-                f"the observation store {path} has schema version {version}, newer than this "
-                f"receptor knows ({SCHEMA_VERSION}); upgrade thatch-receptor, or delete the file"
-            )
-        for step in MIGRATIONS[version:]:
-            for statement in step:
-                conn.execute(statement)
-        if version != SCHEMA_VERSION:
-            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
+
+    def too_new(found: int, target: int) -> StorageError:
+        return StorageError(
+            f"the observation store {path} has schema version {found}, newer than this "
+            f"receptor knows ({target}); upgrade thatch-receptor, or delete the file"
+        )
+
+    migrate_schema(conn, MIGRATIONS, too_new)

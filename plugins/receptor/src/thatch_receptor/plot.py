@@ -11,13 +11,13 @@ only when a figure is drawn.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
-from thatch.plugin import AXES, InvalidInputError, PluginMissingError
+from thatch.plugin import AXES, InvalidInputError
+from thatch.plugin.plotting import check_plot_path, pyplot, save_figure
 
 if TYPE_CHECKING:
     from thatch.plugin import Axis, DeliveryMode
@@ -30,7 +30,8 @@ MARKS: Mapping[DeliveryMode, tuple[str, str]] = {
     "notification": ("s", "tab:orange"),
     "passive": ("o", "tab:blue"),
 }
-_FIX = "name a .png file in a folder you can write, like receptor.png"
+#: The file name errors suggest.
+EXAMPLE = "receptor.png"
 
 
 @attrs.frozen
@@ -58,52 +59,23 @@ def check_plot_target(path: Path, sessions: int) -> Path:
             f"--plot draws at most {MAX_SESSIONS} sessions in one figure and the input has "
             f"{sessions}; replay a smaller file or folder, or leave out --plot"
         )
-    if path.suffix.lower() != ".png":
-        raise InvalidInputError(f"plot file {path} does not end in .png; {_FIX}")
-    if path.is_dir():
-        raise InvalidInputError(f"plot file {path} is a folder; {_FIX}")
-    folder = path.parent
-    if not folder.is_dir():
-        raise InvalidInputError(f"the folder of plot file {path} does not exist; {_FIX}")
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise InvalidInputError(f"the folder of plot file {path} is not writable; {_FIX}")
-    return path
-
-
-def _pyplot() -> Any:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")  # no screen needed
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise PluginMissingError(
-            "drawing the plot needs matplotlib; install it: pip install 'thatch-receptor[plot]'"
-        ) from None
-    return plt
+    return check_plot_path(path, EXAMPLE)
 
 
 def draw_sessions(traces: Sequence[SessionTrace], path: Path) -> Path:
     """Write the figure of ``traces`` (one panel each) as PNG to ``path``."""
     check_plot_target(path, len(traces))
-    plt = _pyplot()
+    plt = pyplot("'thatch-receptor[plot]'")
     panels = max(1, len(traces))
     figure, grid = plt.subplots(
         panels, 1, figsize=(11, 2.6 * panels), dpi=100, squeeze=False, sharex=False
     )
-    try:
-        for trace, panel in zip(traces, grid[:, 0], strict=False):
-            _draw_panel(panel, trace)
-        if not traces:
-            grid[0, 0].set_title("no events")
-        figure.tight_layout()
-        figure.savefig(path)
-    except OSError as exc:
-        # What the folder's mode does not tell: a full disk, a read-only mount.
-        raise InvalidInputError(f"cannot write plot file {path} ({exc.strerror}); {_FIX}") from None
-    finally:
-        plt.close(figure)
-    return path
+    for trace, panel in zip(traces, grid[:, 0], strict=False):
+        _draw_panel(panel, trace)
+    if not traces:
+        grid[0, 0].set_title("no events")
+    figure.tight_layout()
+    return save_figure(plt, figure, path, EXAMPLE)
 
 
 def _draw_panel(panel: Any, trace: SessionTrace) -> None:

@@ -176,9 +176,8 @@ def status_text(status: dict[str, Any]) -> str:
     ]
     for axis in AXES:
         held = " held" if axis in status["held"] else ""
-        lines.append(
-            f"  {axis:<12} {status['axes'][axis]:.2f}  (threshold {status['thresholds'][axis]:.2f}){held}"
-        )
+        value, threshold = status["axes"][axis], status["thresholds"][axis]
+        lines.append(f"  {axis:<12} {value:.2f}  (threshold {threshold:.2f}){held}")
     for firing in status["firings"][-5:]:
         lines.append(
             f"  fired {','.join(firing['fired'])} [{firing['pattern']}] -> {firing['mode']}: "

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from thatch.plugin import StorageError
+from thatch.plugin.sqlite import migrate_schema
 
 Step = Sequence[str]
 
@@ -285,46 +286,18 @@ MIGRATIONS: tuple[Step, ...] = (_V1, _V2, _V3, _V4)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
-def user_version(conn: sqlite3.Connection) -> int:
-    """The schema version stored in the database header (0 for a new file)."""
-    return int(conn.execute("PRAGMA user_version").fetchone()[0])
-
-
 def migrate(conn: sqlite3.Connection, path: Path, steps: Sequence[Step] = MIGRATIONS) -> int:
     """Bring the database at ``path`` up to ``len(steps)``; return the version found.
 
     ``conn`` must be in autocommit mode (``isolation_level=None``). Raises
     :class:`StorageError` when the file was written by a newer schema.
     """
-    target = len(steps)
-    found = user_version(conn)
-    _refuse_newer(found, target, path)
-    if found == target:
-        return found
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        # Re-read under the write lock: another process may have migrated
-        # while this one waited, and the steps must run exactly once.
-        found = user_version(conn)
-        _refuse_newer(found, target, path)
-        for step in steps[found:]:
-            for statement in step:
-                conn.execute(statement)
-        # PRAGMA takes no parameters; target is an int computed above.
-        conn.execute(f"PRAGMA user_version = {int(target)}")
-        conn.execute("COMMIT")
-    except BaseException:
-        # SQLite rolls back by itself after some errors (disk full, I/O).
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
-    return found
+    return migrate_schema(conn, steps, lambda found, target: _too_new(found, target, path))
 
 
-def _refuse_newer(found: int, target: int, path: Path) -> None:
-    if found > target:
-        raise StorageError(
-            f"database {path} has schema version {found}, newer than this thatch-sqlite "
-            f"understands ({target}); upgrade thatch (pip install -U thatch) or set "
-            "THATCH_DB_PATH / [storage] db_path to another file"
-        )
+def _too_new(found: int, target: int, path: Path) -> StorageError:
+    return StorageError(
+        f"database {path} has schema version {found}, newer than this thatch-sqlite "
+        f"understands ({target}); upgrade thatch (pip install -U thatch) or set "
+        "THATCH_DB_PATH / [storage] db_path to another file"
+    )
