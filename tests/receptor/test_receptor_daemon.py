@@ -10,6 +10,7 @@ commands is tests/integration/test_receptor_end_to_end.py).
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -147,3 +148,39 @@ def test_the_receptor_off_delivers_nothing(runtimes: RuntimeFactory, workdir: Pa
         hook(app, "PostToolUseFailure", failure(workdir, n), 1_800_000_000.0 + n) for n in range(6)
     ]
     assert answers == [""] * 6
+
+
+def test_a_steady_implementation_chain_holds_flow_and_nothing_active_is_handed_over(
+    app: Runtime,
+) -> None:
+    from thatch_receptor.deliveries import Delivery
+    from thatch_receptor.testing import Stream, implementation
+
+    receptor = service(app)
+    stream = Stream(session_id="flow-session")
+    events = list(stream.events(implementation(12)))
+    for event in events:
+        receptor.submit(event)
+    assert receptor.wait_idle()
+    assert receptor.in_flow("flow-session"), "read → edit → run (pass) did not hold flow"
+    # Something active waits (made earlier): deep work keeps it back, on tool and prompt hooks.
+    receptor.deliveries.add(
+        Delivery(
+            id="r-test",
+            session_id="flow-session",
+            mode="active",
+            text="[thatch receptor] a memory",
+            rule="error-context",
+            trigger="error_context",
+            pattern="trial_error",
+            reason="test",
+            created_at=time.time(),
+            at_call=receptor.calls("flow-session"),
+        )
+    )
+    assert receptor.tool_nudges(events[-1]) == []
+    assert receptor.prompt_nudges(events[-1]) == []
+    assert receptor.deliveries.pending_active("flow-session") is not None
+    status = receptor.status.read("flow-session")
+    assert status is not None
+    assert status["in_flow"] is True

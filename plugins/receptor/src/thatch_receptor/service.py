@@ -95,6 +95,8 @@ class _Session:
         self.harness = ""
         self.firings: deque[_Firing] = deque(maxlen=MAX_FIRINGS)
         self.written = 0.0
+        #: A newer status than the file's waits to be written.
+        self.unwritten = False
         self.touched = time.monotonic()
 
 
@@ -188,6 +190,8 @@ class ReceptorService:
         while (event := self._events.get()) is not None:
             try:
                 self._read(event)
+                if self._events.empty():
+                    self._write_unwritten()
             except Exception:
                 log.exception("receptor: event %s could not be read", event.event_id)
             finally:
@@ -258,11 +262,26 @@ class ReceptorService:
         self._queue(lambda: self._answer(job))
 
     def _write_status(self, session_id: str, session: _Session, step: Step, *, force: bool) -> None:
+        """Write the session's status, at most every :data:`STATUS_SECONDS` unless ``force``.
+
+        A status held back is written once the reader has caught up
+        (:meth:`_write_unwritten`), so the file never stays behind for long.
+        """
         now = time.monotonic()
         if not force and now - session.written < STATUS_SECONDS:
+            session.unwritten = True
             return
         session.written = now
+        session.unwritten = False
         self.status.write(session_id, self.status_of(session_id, session, step))
+
+    def _write_unwritten(self) -> None:
+        with self._lock:
+            behind = [(key, s) for key, s in self._sessions.items() if s.unwritten]
+        for session_id, session in behind:
+            step = self.receptor.last(session_id)
+            if step is not None:
+                self._write_status(session_id, session, step, force=True)
 
     def status_of(self, session_id: str, session: _Session, step: Step) -> dict[str, Any]:
         """The session's status as ``thatch receptor status`` shows it."""
