@@ -14,6 +14,8 @@ from .conftest import THATCH, Runner, as_json, daemon_pid
 pytestmark = pytest.mark.slow
 
 CHECKS = ["plugins", "database", "model", "socket permissions", "daemon", "spool", "log"]
+#: One check for each config table an installed plugin declares.
+TABLES = ["config table [receptor]"]
 
 
 @pytest.fixture
@@ -36,7 +38,7 @@ def test_doctor_json_on_a_fresh_home(thatch: Runner, user_env: dict[str, str], h
     completed = doctor(thatch, user_env, "--json")
     assert completed.returncode == 0, completed.stderr
     checks = as_json(completed)
-    assert [check["name"] for check in checks] == [*CHECKS, "harness setup"]
+    assert [check["name"] for check in checks] == [*CHECKS, *TABLES, "harness setup"]
     assert all(set(check) == {"name", "status", "detail", "fix"} for check in checks)
     found = by_name(completed)
     model = found["model"]
