@@ -102,3 +102,22 @@ def test_the_tools_say_so_when_the_receptor_is_off(
     app.plugins.daemon_started(app)
     with pytest.raises(InvalidInputError, match="enabled = false"):
         call(app, "receptor_notes")
+
+
+def test_a_prompt_mentions_each_new_note_and_offer_once(app: Runtime) -> None:
+    from thatch.plugin import Event
+
+    prompt = Event(kind="prompt", harness="claude", session_id=SESSION, prompt="go on")
+    ready(app, "notification", "memory gift-card-ledger: ...")
+    offer = ready(app, "passive", "Search related knowledge? ...")
+    (nudge,) = service(app).prompt_nudges(prompt)
+    assert offer.id in nudge.text
+    assert "1 new note(s)" in nudge.text
+    assert "receptor_notes" in nudge.text
+    assert nudge.on_delivered is not None
+    nudge.on_delivered()  # core runs it once the hook has its answer
+    assert service(app).prompt_nudges(prompt) == []
+    ready(app, "notification", "another")
+    (again,) = service(app).prompt_nudges(prompt)
+    assert "1 new note(s)" in again.text
+    assert offer.id not in again.text

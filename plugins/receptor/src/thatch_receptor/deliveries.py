@@ -25,7 +25,7 @@ import itertools
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 import attrs
@@ -83,6 +83,8 @@ class _Session:
         self.offers: dict[str, Delivery] = {}
         self.silent: deque[Delivery] = deque(maxlen=MAX_NOTES)
         self.handed: deque[Handed] = deque(maxlen=MAX_LOGGED)
+        #: Notes and offers a prompt's nudges have mentioned (each is mentioned once).
+        self.told: set[str] = set()
 
 
 class Deliveries:
@@ -158,6 +160,25 @@ class Deliveries:
             now = self._clock()
             session.handed.extend(Handed(note, now, "tool call") for note in notes)
             return notes
+
+    def untold(self, session_id: str) -> tuple[list[Delivery], list[Delivery]]:
+        """The session's open offers and unread notes no prompt has mentioned yet."""
+        with self._lock:
+            session = self._sessions.get(session_id)
+            if session is None:
+                return [], []
+            offers = [item for item in session.offers.values() if item.id not in session.told]
+            notes = [item for item in session.notes if item.id not in session.told]
+            return offers, notes
+
+    def mark_told(self, session_id: str, items: Iterable[Delivery]) -> None:
+        """Remember that a prompt's nudges mentioned ``items``."""
+        with self._lock:
+            session = self._sessions.get(session_id)
+            if session is not None:
+                session.told.update(item.id for item in items)
+                live = {*session.offers, *(note.id for note in session.notes)}
+                session.told &= live
 
     def unread(self, session_id: str) -> int:
         """How many notes wait for the session's agent."""

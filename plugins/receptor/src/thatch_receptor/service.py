@@ -506,32 +506,39 @@ class ReceptorService:
         return self._active(event.session_id, via="tool")
 
     def prompt_nudges(self, event: Event) -> list[Nudge]:
-        """For the prompt's nudges: an active item no tool hook took, open offers, unread notes."""
+        """For the prompt's nudges: an active item no tool hook took, and new offers and notes.
+
+        Each offer and note is mentioned once, by the first prompt after it
+        came; offers not while flow holds.
+        """
         from thatch.plugin import Nudge
 
-        nudges = self._active(event.session_id, via="prompt")
-        offers = self.deliveries.offers(event.session_id)
+        session_id = event.session_id
+        nudges = self._active(session_id, via="prompt")
+        offers, notes = self.deliveries.untold(session_id)
+        if self.in_flow(session_id):
+            offers = []
         prefix = self._tool_prefix(event.harness)
-        if offers and not self.in_flow(event.session_id):
-            lines = [f"- {offer.id}: {offer.reason}" for offer in offers[-3:]]
+        lines: list[str] = []
+        if offers:
+            lines.append(
+                f"Search related knowledge? Accept or dismiss with `{prefix}receptor_offer`:"
+            )
+            lines += [f"- {offer.id}: {offer.reason}" for offer in offers[-3:]]
+        if notes:
+            lines.append(
+                f"{len(notes)} new note(s) from your recent work: read them with "
+                f"`{prefix}receptor_notes`."
+            )
+        if lines:
+            told = [*offers, *notes]
             nudges.append(
                 Nudge(
                     source="receptor",
                     tier=2,
                     priority=10,
-                    text="[thatch receptor] Search related knowledge? "
-                    f"Accept or dismiss with `{prefix}receptor_offer`:\n" + "\n".join(lines),
-                )
-            )
-        unread = self.deliveries.unread(event.session_id)
-        if unread:
-            nudges.append(
-                Nudge(
-                    source="receptor",
-                    tier=2,
-                    priority=5,
-                    text=f"[thatch receptor] {unread} note(s) from your recent work wait: "
-                    f"read them with `{prefix}receptor_notes`.",
+                    text="[thatch receptor] " + "\n".join(lines),
+                    on_delivered=lambda: self.deliveries.mark_told(session_id, told),
                 )
             )
         return nudges
