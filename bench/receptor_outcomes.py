@@ -18,51 +18,32 @@ receptor's frustration peak and mean: each run's events are fed to a fresh
 ``thatch_receptor.receptor.Receptor`` and its frustration read after every
 step.
 
+``--split`` reports the same tables on two fixed halves instead (each half
+holds every other run of each outcome in id order: 10 resolved and 10 not).
+The receptor's defaults were chosen looking at all 40 runs, so the spread
+between the halves says how far a figure of 20 runs moves by chance alone;
+a default that fit one half only would show there as a gap.
+
     uv run python bench/receptor_outcomes.py
     uv run python bench/receptor_outcomes.py --scorer receptor
+    uv run python bench/receptor_outcomes.py --scorer receptor --split
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
 import shlex
 import statistics
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from data_sets import ROOT
+from receptor_sample import SAMPLE, Run, read_runs
 from roc_auc import roc_auc
 from thatch.plugin.events import Event
-from thatch_receptor.trajectories import read_trajectory
-
-SAMPLE = ROOT.parent / "shared" / "data" / "receptor-sample"
 
 #: A run's events, in order, to one number: higher should mean "more likely unresolved".
 Scorer = Callable[[Sequence[Event]], float]
-
-
-class Run:
-    """One labelled run: its id, outcome and events."""
-
-    def __init__(self, run_id: str, resolved: bool, events: tuple[Event, ...]) -> None:
-        self.run_id = run_id
-        self.resolved = resolved
-        self.events = events
-
-
-def read_runs(sample: Path) -> list[Run]:
-    """The runs of ``labels.csv`` (``instance_id, resolved, file``), read from their files."""
-    labels = sample / "labels.csv"
-    if not labels.is_file():
-        raise SystemExit(f"{labels}: not found; pass --data, the folder with labels.csv and trajs/")
-    with labels.open(encoding="utf-8", newline="") as handle:
-        rows = list(csv.DictReader(handle))
-    return [
-        Run(row["instance_id"], row["resolved"] == "True", read_trajectory(sample / row["file"]))
-        for row in rows
-    ]
 
 
 def steps(events: Sequence[Event]) -> float:
@@ -140,6 +121,28 @@ def score_table(
         )
 
 
+def halves(runs: Sequence[Run]) -> tuple[list[Run], list[Run]]:
+    """Two fixed halves with half of each outcome: each outcome's runs, by id, alternately."""
+    first: list[Run] = []
+    second: list[Run] = []
+    for resolved in (False, True):
+        ordered = sorted((run for run in runs if run.resolved == resolved), key=lambda r: r.run_id)
+        first += ordered[0::2]
+        second += ordered[1::2]
+    return first, second
+
+
+def report(label: str, runs: Sequence[Run], scorers: Mapping[str, Scorer], early: int) -> None:
+    """The whole-run and the early-warning tables of ``runs``."""
+    score_table(f"{label}whole runs", runs, scorers, None)
+    score_table(
+        f"{label}early warning, first {early} steps of runs with >= {early}",
+        [run for run in runs if steps(run.events) >= early],
+        scorers,
+        early,
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--data", type=Path, default=SAMPLE, help="the sample folder")
@@ -152,23 +155,25 @@ def main() -> int:
     parser.add_argument(
         "--early-steps", type=int, default=20, help="steps the early warning reads (20)"
     )
+    parser.add_argument(
+        "--split",
+        action="store_true",
+        help="report on two fixed halves (each outcome's runs by id, alternately) instead",
+    )
     args = parser.parse_args()
 
     scorers = dict(BASELINES)
     if args.scorer == "receptor":
         scorers.update(receptor_scorers())
     runs = read_runs(args.data)
-    early = [run for run in runs if steps(run.events) >= args.early_steps]
 
     print("$ " + shlex.join(["uv", "run", "python", "bench/receptor_outcomes.py", *sys.argv[1:]]))
     print("AUC: how well the score picks out the unresolved runs (0.5 = chance)")
-    score_table("whole runs", runs, scorers, None)
-    score_table(
-        f"early warning, first {args.early_steps} steps of runs with >= {args.early_steps}",
-        early,
-        scorers,
-        args.early_steps,
-    )
+    if args.split:
+        for name, half in zip("AB", halves(runs), strict=True):
+            report(f"half {name}, ", half, scorers, args.early_steps)
+    else:
+        report("", runs, scorers, args.early_steps)
     return 0
 
 

@@ -148,6 +148,13 @@ def test_tools_are_known_by_name_whatever_the_harness(name: str, kind: str) -> N
         ("sed -n 1,20p src/auth.py", "read"),
         ("sed -i s/a/b/ src/auth.py", "edit"),
         ("cat > src/auth.py <<EOF", "edit"),
+        ("cat <<'EOF' > src/auth.py\nx = 1\nEOF", "edit"),
+        ("cat <<'EOF'\nx > 1\nEOF", "edit"),
+        ("cat src/a.py|head", "read"),
+        ("tee src/auth.py", "edit"),
+        ("  /usr/bin/sed -n 5p src/a.py  ", "read"),
+        ("sed s/a/b/ src/auth.py", "run"),
+        ("git grep token", "search"),
         ("python -m pytest", "run"),
     ],
 )
@@ -163,3 +170,20 @@ def test_a_returncode_in_the_output_is_the_exit_code() -> None:
     assert action.error == "E ImportError: no module named foo"
     found = "<returncode>0</returncode>\n<output>\na.py:1:x\nb.py:2:x\n</output>"
     assert action_of(ToolCall("bash", {"command": "grep -rn x ."}, found)).result_count == 2
+
+
+def test_a_long_command_is_cut_in_its_text() -> None:
+    """A heredoc's body is not split word by word, and the text is the same as if it were."""
+    body = "\n".join(f"line {i}   with   words" for i in range(500))
+    action = action_of(ToolCall("bash", {"command": f"cat <<'EOF' > notes.txt\n{body}\nEOF"}))
+    head = " ".join(f"cat <<'EOF' > notes.txt {body}".split())
+    assert action.text == f"bash: {head[:119]}… -> ok"
+    short = action_of(ToolCall("bash", {"command": "ls   -la \n src"}))
+    assert short.text == "bash: ls -la src -> ok"
+
+
+def test_result_lines_skip_exit_lines_only_when_there_are_some() -> None:
+    plain = "a.py:1:x\n\n   \nb.py:2:x\n"
+    assert action_of(ToolCall("bash", {"command": "grep -rn x ."}, plain)).result_count == 2
+    tagged = "Exit code 0\na.py:1:x\n</output>\n"
+    assert action_of(ToolCall("Grep", {"pattern": "x"}, tagged)).result_count == 1

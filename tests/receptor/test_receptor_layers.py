@@ -48,6 +48,25 @@ def test_c_lowers_frustration_field_while_stuck() -> None:
     assert axes.field("fatigue") == 0.0
 
 
+def test_c_sees_no_majority_in_a_tie() -> None:
+    """Half the memory deep work and half stuck is neither: C holds every field at 0.
+
+    The tie was once broken by the iteration order of a set of strings, which
+    changes with the interpreter's hash seed, so a replay could differ by run.
+    """
+    axes = AxisLayer()
+    meta = MetaLayer(axes, MetaPolicy(memory=4, majority=0.5))
+    for in_flow in (True, True):
+        meta.step(in_flow, frozenset())
+    axes.step(0.0, {"frustration": 1.0})  # frustration held: the next events are "stuck"
+    for _ in range(2):
+        meta.step(False, frozenset())
+    assert meta.recent == ("deep_work", "deep_work", "stuck", "stuck")
+    assert meta.state() is None
+    meta.step(False, frozenset())
+    assert meta.state() == "stuck"
+
+
 def test_b_threshold_follows_the_ema_baseline() -> None:
     baseline = Baseline(seconds=600.0, offset=0.25, bounds=(0.0, 1.0))
     axes = AxisLayer(baseline)

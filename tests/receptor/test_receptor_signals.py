@@ -183,3 +183,46 @@ def test_sources_read_any_event_history() -> None:
 def test_the_plugin_offers_the_builtin_sources() -> None:
     offered = plugins_with(thatch_receptor.plugin).receptor_signals()
     assert sorted(offered) == sorted(source.name for source in builtin_sources())
+
+
+def test_converging_on_one_path_with_passing_runs_reads_flow() -> None:
+    calls = [read("src/b.py"), read("src/c.py"), run("true"), read("src/d.py")]
+    calls += [edit("src/a.py"), read("src/a.py"), edit("src/a.py")]
+    (reading,) = readings(PathHeatmap(), calls)
+    assert (reading.axis, reading.value) == ("flow", 0.25)
+    assert reading.detail == "50% of the last 5 minutes' path accesses on src/a.py"
+
+
+def test_convergence_speaks_once_when_it_begins() -> None:
+    calls = [read("src/b.py"), read("src/c.py"), read("src/d.py"), *[edit("src/a.py")] * 4]
+    assert readings(PathHeatmap(), calls[:5]) == []  # too few accesses yet
+    assert [r.axis for r in readings(PathHeatmap(), calls[:6])] == ["flow"]
+    assert readings(PathHeatmap(), calls) == []  # converged already
+
+
+def test_converging_while_runs_fail_is_frustration_only_when_turned_on() -> None:
+    calls = [read("src/b.py"), run("pytest", error="E x"), read("src/c.py")]
+    calls += [run("pytest", error="E y"), read("src/d.py"), *[edit("src/a.py")] * 3]
+    assert readings(PathHeatmap(), calls) == []
+    (reading,) = readings(PathHeatmap(converged_stuck=0.3), calls)
+    assert (reading.axis, reading.value) == ("frustration", 0.3)
+
+
+def test_history_gives_each_window_its_paths_and_size() -> None:
+    history = SessionHistory("s")
+    for event in Stream(step=200.0).events([read("a.py"), read("b.py"), read("c.py")]):
+        history.add(event)
+    assert list(history.paths("session")) == ["a.py", "b.py", "c.py"]
+    assert list(history.paths("short")) == ["b.py", "c.py"]  # 5 minutes reach 200 s back, not 400
+    assert (history.size("short"), history.size("session")) == (2, 3)
+    assert list(SessionHistory("empty").paths("short")) == []
+
+
+def test_history_windows_hold_after_trimming() -> None:
+    history = SessionHistory("s", max_events=10)
+    for event in Stream().events([read(f"f{i}.py") for i in range(25)]):
+        history.add(event)
+    kept = [action.paths[0] for action in history.actions("session")]
+    assert list(history.paths("session")) == kept
+    assert kept[-1] == "f24.py"
+    assert len(kept) == len(history.window("session"))

@@ -61,6 +61,8 @@ class Accumulator:
         self._max_decay = max_decay_seconds
         self._values: dict[Axis, float] = dict.fromkeys(AXES, 0.0)
         self._last_at: float | None = None
+        #: Each axis's decay factor over a gap, by gap: events mostly come a step apart.
+        self._decays: dict[float, tuple[float, ...]] = {}
 
     @property
     def values(self) -> dict[Axis, float]:
@@ -72,15 +74,27 @@ class Accumulator:
         dt = 0.0 if self._last_at is None else min(self._max_decay, max(0.0, at - self._last_at))
         self._last_at = at
         kept = dict.fromkeys(AXES, 1.0)
+        gains = self._gains
         for reading in readings:
-            if reading.axis in kept:
-                kept[reading.axis] *= 1.0 - min(1.0, self._gains[reading.axis] * reading.value)
-        for axis in AXES:
-            decayed = self._values[axis] * math.pow(2.0, -dt / self._half_lives[axis])
+            axis = reading.axis
+            if axis in kept:
+                kept[axis] *= 1.0 - min(1.0, gains[axis] * reading.value)
+        values = self._values
+        for axis, decay in zip(AXES, self._decay(dt), strict=True):
+            decayed = values[axis] * decay
             impulse = 1.0 - kept[axis]
-            self._values[axis] = decayed + impulse * (1.0 - decayed)
-        self._values["flow"] *= kept["frustration"]
-        return dict(self._values)
+            values[axis] = decayed + impulse * (1.0 - decayed)
+        values["flow"] *= kept["frustration"]
+        return dict(values)
+
+    def _decay(self, dt: float) -> tuple[float, ...]:
+        """Each axis's factor ``2^(−dt / half_life)``, in :data:`AXES` order."""
+        found = self._decays.get(dt)
+        if found is None:
+            found = tuple(math.pow(2.0, -dt / self._half_lives[axis]) for axis in AXES)
+            if len(self._decays) < 64:  # real gaps vary: keep the common ones only
+                self._decays[dt] = found
+        return found
 
 
 class AxisTrail:

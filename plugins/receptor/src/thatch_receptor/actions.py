@@ -33,7 +33,7 @@ short, redaction-ready line a call becomes
 from __future__ import annotations
 
 import contextlib
-import itertools
+import functools
 import json
 import re
 from collections.abc import Iterable, Mapping
@@ -177,17 +177,28 @@ def action_of(call: ToolCall) -> Action:
 
 def edit_run_cycle(actions: Iterable[Action]) -> tuple[int, int, int]:
     """The switches between edits and runs in ``actions``, their runs, and how many failed."""
-    cycle = [action for action in actions if action.kind in ("edit", "run")]
-    switches = sum(1 for x, y in itertools.pairwise(cycle) if x.kind != y.kind)
-    runs = [action for action in cycle if action.kind == "run"]
-    return switches, len(runs), sum(action.failed for action in runs)
+    switches = runs = failed = 0
+    last: str | None = None
+    for action in actions:
+        kind = action.kind
+        if kind == "run":
+            runs += 1
+            failed += action.failed
+        elif kind != "edit":
+            continue
+        if last is not None and kind != last:
+            switches += 1
+        last = kind
+    return switches, runs, failed
 
 
+@functools.lru_cache(maxsize=256)
 def tool_kind(name: str) -> ActionKind:
-    """The kind of a tool by its name (:func:`bare_tool_name`)."""
+    """The kind of a tool by its name (:func:`bare_tool_name`); cached, as names repeat."""
     return _TOOL_KINDS.get(bare_tool_name(name), "other")
 
 
+@functools.lru_cache(maxsize=256)
 def bare_tool_name(name: str) -> str:
     """A tool's name in lower case, MCP prefixes (``mcp__thatch__``, ``MCP:``, ``thatch_``) off."""
     bare = name.removeprefix("MCP:").strip()
@@ -198,28 +209,40 @@ def bare_tool_name(name: str) -> str:
 
 def shell_kind(command: str) -> ActionKind:
     """``run``, or ``search``/``read``/``edit`` when the command's program is one of those."""
-    words = command.strip().split()
+    # The program and the word after it decide, but for sed and cat: only they
+    # need every word of the command, which can be a long heredoc.
+    words = command.split(None, 2)
     if not words:
         return "run"
     program = words[0].rsplit("/", 1)[-1]
     if program == "git" and len(words) > 1 and words[1] == "grep":
         return "search"
-    if program == "sed" and any(w.startswith("-i") for w in words[1:]):
+    if program == "tee":
         return "edit"
-    if program in ("cat", "tee") and (">" in words or program == "tee"):
-        return "edit"
-    if program == "sed" and "-n" in words:
-        return "read"
+    if program == "cat":
+        return "edit" if ">" in command and ">" in command.split() else "read"
+    if program == "sed":
+        words = command.split()
+        if any(w.startswith("-i") for w in words[1:]):
+            return "edit"
+        if "-n" in words:
+            return "read"
     return _SHELL_KINDS.get(program, "run")
 
 
 def exit_code(call: ToolCall) -> int | None:
     """The exit code the harness reported for a call, or None when it gave none."""
+    return _exit_code(call, _response_text(call.response))
+
+
+def _exit_code(call: ToolCall, output: str | None) -> int | None:
+    """:func:`exit_code`, with the response's text (``_response_text``) already read."""
     code = _response_exit(call.response)
     if code is not None:
         return code
-    for text in (call.error, _response_text(call.response)):
-        if text:
+    for text in (call.error, output):
+        # Most outputs name no exit code; a substring test rules them out without the regex.
+        if text and ("Exit code" in text or "<returncode>" in text):
             match = _EXIT_TEXT.search(text)
             if match:
                 return int(match.group(1) or match.group(2))
@@ -228,10 +251,15 @@ def exit_code(call: ToolCall) -> int | None:
 
 def error_text(call: ToolCall) -> str | None:
     """The most telling line of a failed call's error or output, cut short."""
+    return _error_text(call, _response_text(call.response))
+
+
+def _error_text(call: ToolCall, output: str | None) -> str | None:
+    """:func:`error_text`, with the response's text (``_response_text``) already read."""
     candidates = [call.error]
     if isinstance(call.response, Mapping):
         candidates.append(_as_text(call.response.get("error")))
-    candidates.append(_response_text(call.response))
+    candidates.append(output)
     for text in candidates:
         line = telling_line(text or "")
         if line:
@@ -241,11 +269,7 @@ def error_text(call: ToolCall) -> str | None:
 
 def telling_line(text: str) -> str | None:
     """The line that names the error (``AssertionError ...``), else the last line; None if empty."""
-    lines = [
-        line.strip()
-        for line in text.splitlines()
-        if line.strip() and not _EXIT_LINE.fullmatch(line.strip())
-    ]
+    lines = _content_lines(text)
     if not lines:
         return None
     telling = [line for line in lines if _TELLING_LINE.search(line)]
@@ -276,10 +300,11 @@ def result_count(response: Any, kind: ActionKind) -> int | None:
 
 def _shell_action(call: ToolCall, kind: ActionKind, command: str) -> Action:
     """A shell command: its exit code, its error, and as a search its result count."""
-    code = exit_code(call)
+    text = _response_text(call.response)
+    code = _exit_code(call, text)
     if code is None and not call.failed:
         code = 0
-    output = _response_text(call.response) or ""
+    output = text or ""
     # grep and its kin exit 1 when nothing matched: an answer, not a failure.
     searched_nothing = (
         kind == "search"
@@ -296,7 +321,7 @@ def _shell_action(call: ToolCall, kind: ActionKind, command: str) -> Action:
         tool=call.name,
         failed=failed,
         exit_code=code,
-        error=error_text(call) if failed else None,
+        error=_error_text(call, text) if failed else None,
         paths=_command_paths(command),
         query=_shell_query(command) if kind == "search" else None,
         command=command,
@@ -353,7 +378,9 @@ def _count_words(action: Action) -> str:
 
 
 def _cut(text: str) -> str:
-    text = " ".join(text.split())
+    # Past MAX_PART // 2 + 1 words the text is longer than MAX_PART whatever they
+    # are, so the rest (a heredoc's body, a long output) is left unsplit.
+    text = " ".join(text.split(None, MAX_PART // 2 + 1))
     return text if len(text) <= MAX_PART else text[: MAX_PART - 1] + "…"
 
 
@@ -378,6 +405,7 @@ def _input_paths(inputs: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(path for path in paths if path))
 
 
+@functools.lru_cache(maxsize=256)  # an agent runs the same commands again and again
 def _command_paths(command: str) -> tuple[str, ...]:
     """The path-like words of a shell command (``src/auth.py``, ``tests/``)."""
     found = (
@@ -389,6 +417,8 @@ def _command_paths(command: str) -> tuple[str, ...]:
 
 
 def _response_exit(response: Any) -> int | None:
+    if response is None or isinstance(response, str):
+        return None
     response = _decoded(response)
     if not isinstance(response, Mapping):
         return None
@@ -406,6 +436,8 @@ def _response_exit(response: Any) -> int | None:
 
 def _response_text(response: Any) -> str | None:
     """A response's text: the string itself, or its output fields joined."""
+    if response is None:
+        return None
     response = _decoded(response)
     if isinstance(response, str):
         return response
@@ -444,6 +476,13 @@ def _text_count(text: str) -> int:
         return int(found.group(1))
     if _NONE_FOUND.match(text):
         return 0
-    return sum(
-        1 for line in text.splitlines() if line.strip() and not _EXIT_LINE.fullmatch(line.strip())
-    )
+    return len(_content_lines(text))
+
+
+def _content_lines(text: str) -> list[str]:
+    """The non-empty lines of a text, stripped, without exit-code and output-tag lines."""
+    lines = [line.strip() for line in text.splitlines()]
+    # Every line _EXIT_LINE matches holds one of these; most texts hold none.
+    if "Exit code" in text or "output>" in text or "<returncode>" in text:
+        return [line for line in lines if line and not _EXIT_LINE.fullmatch(line)]
+    return [line for line in lines if line]

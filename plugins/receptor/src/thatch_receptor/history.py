@@ -19,7 +19,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections import Counter
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from thatch.plugin import WINDOW_SECONDS
 
@@ -32,6 +32,8 @@ if TYPE_CHECKING:
 DEFAULT_STEP_SECONDS = 20.0
 #: How many of a session's events the session window keeps.
 DEFAULT_MAX_EVENTS = 10_000
+
+_Item = TypeVar("_Item")
 
 
 class SessionHistory:
@@ -59,10 +61,18 @@ class SessionHistory:
         self._times: list[float] = []
         self._events: list[Event] = []
         self._actions: list[tuple[Action, ...]] = []
+        #: Every kept event's actions in one list and their paths in another, with the
+        #: index of each event's first, so that a window's actions or paths are one slice.
+        self._flat_actions: list[Action] = []
+        self._action_starts: list[int] = []
+        self._flat_paths: list[str] = []
+        self._path_starts: list[int] = []
         self._path_counts: Counter[str] = Counter()
         self._new_paths: tuple[str, ...] = ()
-        #: Each window's actions for the current event, worked out on first read.
+        #: Each window's start, actions and paths for the current event, worked out on first read.
+        self._window_starts: dict[Window, int] = {}
         self._window_actions: dict[Window, list[Action]] = {}
+        self._window_paths: dict[Window, list[str]] = {}
 
     def add(self, event: Event) -> float:
         """Place ``event`` as the current one and return its time."""
@@ -73,17 +83,37 @@ class SessionHistory:
         self.count += 1
         actions = actions_of(event)
         paths = [path for action in actions for path in action.paths]
-        self._new_paths = tuple(dict.fromkeys(p for p in paths if not self._path_counts[p]))
-        self._path_counts.update(paths)
+        if paths:
+            counts = self._path_counts
+            self._new_paths = tuple(dict.fromkeys(p for p in paths if not counts[p]))
+            counts.update(paths)
+        else:
+            self._new_paths = ()
+        self._window_starts.clear()
         self._window_actions.clear()
+        self._window_paths.clear()
         self._times.append(at)
         self._events.append(event)
         self._actions.append(actions)
+        self._action_starts.append(len(self._flat_actions))
+        self._flat_actions.extend(actions)
+        self._path_starts.append(len(self._flat_paths))
+        self._flat_paths.extend(paths)
         if len(self._events) > self._max:
-            # Drop a tenth at a time, so trimming stays rare.
-            cut = max(1, self._max // 10)
-            del self._times[:cut], self._events[:cut], self._actions[:cut]
+            self._trim()
         return at
+
+    def _trim(self) -> None:
+        """Drop the oldest tenth of the kept events at a time, so trimming stays rare."""
+        cut = max(1, self._max // 10)
+        del self._times[:cut], self._events[:cut], self._actions[:cut]
+        for flat, starts in (
+            (self._flat_actions, self._action_starts),
+            (self._flat_paths, self._path_starts),
+        ):
+            dropped = starts[cut]
+            del flat[:dropped], starts[:cut]
+            starts[:] = [start - dropped for start in starts]
 
     def place(self, event: Event) -> float:
         """The time ``event`` would be placed at, were it added now (nothing changes)."""
@@ -101,10 +131,21 @@ class SessionHistory:
         """The actions of one window's events, oldest first (the same list until the next event)."""
         found = self._window_actions.get(window)
         if found is None:
-            start = self._start(window)
-            found = [action for actions in self._actions[start:] for action in actions]
+            found = self._tail(self._flat_actions, self._action_starts, window)
             self._window_actions[window] = found
         return found
+
+    def paths(self, window: Window) -> Sequence[str]:
+        """The paths of one window's actions, oldest first (the same list until the next event)."""
+        found = self._window_paths.get(window)
+        if found is None:
+            found = self._tail(self._flat_paths, self._path_starts, window)
+            self._window_paths[window] = found
+        return found
+
+    def size(self, window: Window) -> int:
+        """How many events one window holds: ``len(window(window))`` without the list."""
+        return len(self._events) - self._start(window)
 
     def current_actions(self) -> tuple[Action, ...]:
         """The current event's actions."""
@@ -118,8 +159,16 @@ class SessionHistory:
         """The current event's paths that no earlier event of the session touched."""
         return self._new_paths
 
+    def _tail(self, flat: list[_Item], starts: list[int], window: Window) -> list[_Item]:
+        """The items of ``flat`` from the window's first event on."""
+        start = self._start(window)
+        return flat[starts[start] :] if start < len(starts) else []
+
     def _start(self, window: Window) -> int:
-        reach = WINDOW_SECONDS[window]
-        if reach is None:
-            return 0
-        return bisect_left(self._times, self.now - reach)
+        """The index of the window's first kept event (worked out once per event)."""
+        start = self._window_starts.get(window)
+        if start is None:
+            reach = WINDOW_SECONDS[window]
+            start = 0 if reach is None else bisect_left(self._times, self.now - reach)
+            self._window_starts[window] = start
+        return start

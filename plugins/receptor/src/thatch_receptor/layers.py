@@ -29,7 +29,7 @@ and property is a pure read, however often it is called.
 from __future__ import annotations
 
 import math
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Literal
 
@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 B_AXES: tuple[Axis, ...] = ("frustration", "seeking", "uncertainty", "fatigue", "isolation")
 #: What layer C calls an event, for its memory of the recent ones.
 MetaState = Literal["deep_work", "stuck", "firing", "idle"]
+_NO_TARGETS: Mapping[Axis, float] = {}
 
 
 class Hold:
@@ -126,7 +127,10 @@ class AxisLayer:
         self._ema = dict.fromkeys(self._axes, 0.0)
         self._field = dict.fromkeys(self._axes, 0.0)
         self._holds = {axis: Hold(release_after) for axis in self._axes}
+        self._held: frozenset[Axis] = frozenset()
         self._last_at: float | None = None
+        #: The thresholds until a baseline or a field moves (None: work them out again).
+        self._thresholds: dict[Axis, float] | None = None
 
     @property
     def axes(self) -> tuple[Axis, ...]:
@@ -134,7 +138,7 @@ class AxisLayer:
 
     @property
     def held(self) -> frozenset[Axis]:
-        return frozenset(axis for axis, hold in self._holds.items() if hold.held)
+        return self._held
 
     def baseline(self, axis: Axis) -> float:
         """The axis's ambient: the moving average of its values so far."""
@@ -146,26 +150,40 @@ class AxisLayer:
 
     def threshold(self, axis: Axis) -> float:
         """The threshold the next event's value is compared with."""
-        low, high = self._baseline.bounds
-        value = self._ema[axis] + self._offsets[axis] + self._field[axis]
-        return min(high, max(low, value))
+        return self._current_thresholds()[axis]
 
     def thresholds(self) -> dict[Axis, float]:
-        return {axis: self.threshold(axis) for axis in self._axes}
+        return dict(self._current_thresholds())
+
+    def _current_thresholds(self) -> dict[Axis, float]:
+        """Every axis's threshold, worked out once between two moves of a baseline or field."""
+        if self._thresholds is None:
+            low, high = self._baseline.bounds
+            ema, offsets, field = self._ema, self._offsets, self._field
+            self._thresholds = {
+                axis: min(high, max(low, ema[axis] + offsets[axis] + field[axis]))
+                for axis in self._axes
+            }
+        return self._thresholds
 
     def step(self, at: float, values: Mapping[Axis, float]) -> frozenset[Axis]:
         """Advance by one event at time ``at``; the axes that fired with it."""
-        fired = frozenset(
-            axis
-            for axis in self._axes
-            if self._holds[axis].step(values.get(axis, 0.0) > self.threshold(axis))
-        )
+        thresholds = self._current_thresholds()
+        fired: list[Axis] = []
+        held: list[Axis] = []
+        for axis, hold in self._holds.items():
+            if hold.step(values.get(axis, 0.0) > thresholds[axis]):
+                fired.append(axis)
+            if hold.held:
+                held.append(axis)
+        self._held = frozenset(held)
         self._follow(at, values)
-        return fired
+        return frozenset(fired)
 
     def adjust_field(self, axis: Axis, change: float, limit: float) -> None:
         """Move one axis's field by ``change``, kept within ``±limit`` (layer C's lever)."""
         self._field[axis] = min(limit, max(-limit, self._field[axis] + change))
+        self._thresholds = None
 
     def _follow(self, at: float, values: Mapping[Axis, float]) -> None:
         """Move each baseline towards the event's value (snap after a long silence)."""
@@ -173,9 +191,11 @@ class AxisLayer:
         self._last_at = at
         snap = dt >= self._baseline.snap_seconds
         alpha = 1.0 - math.exp(-dt / self._baseline.seconds)
+        ema = self._ema
         for axis in self._axes:
             value = values.get(axis, 0.0)
-            self._ema[axis] = value if snap else self._ema[axis] + alpha * (value - self._ema[axis])
+            ema[axis] = value if snap else ema[axis] + alpha * (value - ema[axis])
+        self._thresholds = None
 
 
 @attrs.frozen
@@ -197,40 +217,65 @@ class MetaLayer:
         self._axes = axes
         self._policy = policy or MetaPolicy()
         self._recent: deque[MetaState] = deque(maxlen=self._policy.memory)
+        #: How many remembered events are in each state (kept with ``_recent``).
+        self._counts: Counter[MetaState] = Counter()
+        limit = self._policy.field_limit
+        self._deep_work: dict[Axis, float] = dict.fromkeys(axes.axes, limit)
+        self._stuck: dict[Axis, float] = {"frustration": -limit, "seeking": -limit}
 
     @property
     def recent(self) -> tuple[MetaState, ...]:
         return tuple(self._recent)
 
     def state(self) -> MetaState | None:
-        """The state the remembered events mostly share, or None when none has a majority."""
-        if not self._recent:
+        """The state the remembered events mostly share, or None when none has a majority.
+
+        Two states with the same count (half the memory each, at a majority of
+        0.5) are no majority either: neither is what the events mostly share.
+        """
+        top: MetaState | None = None
+        count = tied = 0
+        for state, seen in self._counts.items():
+            if seen > count:
+                top, count, tied = state, seen, 0
+            elif seen == count:
+                tied = seen
+        if top is None or tied == count:
             return None
-        counts = {state: self._recent.count(state) for state in set(self._recent)}
-        state, count = max(counts.items(), key=lambda item: item[1])
-        return state if count / self._policy.memory >= self._policy.majority else None
+        return top if count / self._policy.memory >= self._policy.majority else None
 
     def step(self, in_flow: bool, fired: frozenset[Axis]) -> None:
         """Advance by one event: remember what A and B did, then move B's field one step."""
-        held = self._axes.held
-        if in_flow:
-            self._recent.append("deep_work")
-        elif "frustration" in held:
-            self._recent.append("stuck")
-        else:
-            self._recent.append("firing" if fired or held else "idle")
+        self._remember(self._state_of(in_flow, fired))
         targets = self._targets(self.state())
         policy = self._policy
         for axis in self._axes.axes:
             gap = targets.get(axis, 0.0) - self._axes.field(axis)
-            step = max(-policy.field_step, min(policy.field_step, gap))
+            step = max(-policy.field_step, min(policy.field_step, gap)) if gap else 0.0
             if step:
                 self._axes.adjust_field(axis, step, policy.field_limit)
 
-    def _targets(self, state: MetaState | None) -> dict[Axis, float]:
-        limit = self._policy.field_limit
+    def _state_of(self, in_flow: bool, fired: frozenset[Axis]) -> MetaState:
+        """What A and B did with this event, as layer C remembers it."""
+        held = self._axes.held
+        if in_flow:
+            return "deep_work"
+        if "frustration" in held:
+            return "stuck"
+        return "firing" if fired or held else "idle"
+
+    def _remember(self, state: MetaState) -> None:
+        if not self._recent.maxlen:
+            return
+        if len(self._recent) == self._recent.maxlen:
+            self._counts[self._recent[0]] -= 1
+        self._recent.append(state)
+        self._counts[state] += 1
+
+    def _targets(self, state: MetaState | None) -> Mapping[Axis, float]:
+        """Where each axis's field heads in ``state`` (an axis left out: back to 0)."""
         if state == "deep_work":
-            return dict.fromkeys(self._axes.axes, limit)
+            return self._deep_work
         if state == "stuck":
-            return {"frustration": -limit, "seeking": -limit}
-        return {}
+            return self._stuck
+        return _NO_TARGETS

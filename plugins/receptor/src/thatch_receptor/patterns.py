@@ -32,6 +32,9 @@ LABELS: tuple[str, ...] = (
     "mixed",
 )
 
+#: The kinds of action that look rather than change.
+_LOOKING = frozenset({"read", "search", "memory_read"})
+
 
 def pattern_of(actions: Sequence[Action]) -> str:
     """The pattern of a window's actions (one of :data:`LABELS`)."""
@@ -41,12 +44,20 @@ def pattern_of(actions: Sequence[Action]) -> str:
     switches, runs, failed = edit_run_cycle(actions)
     if switches >= 3 and failed / max(1, runs) > 0.4:
         return "trial_error"
-    looking = sum(a.kind in ("read", "search", "memory_read") for a in actions) / total
-    edits = sum(a.kind == "edit" for a in actions) / total
+    looked = edited = ran = 0
+    for action in actions:
+        kind = action.kind
+        if kind in _LOOKING:
+            looked += 1
+        elif kind == "edit":
+            edited += 1
+        elif kind == "run":
+            ran += 1
+    looking, edits = looked / total, edited / total
     if looking >= 0.7 and not edits:
         return "wandering"
     if looking >= 0.6 and edits <= 0.1:
         return "exploring"
-    if sum(a.kind in ("edit", "run") for a in actions) / total >= 0.5:
+    if (edited + ran) / total >= 0.5:
         return "implementation"
     return "mixed"

@@ -41,6 +41,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+_AXIS_SET: frozenset[str] = frozenset(AXES)
+
 
 @attrs.frozen
 class Settings:
@@ -158,22 +160,22 @@ class Receptor:
         session = self._sessions.get(event.session_id)
         if session is None:
             session = self._sessions[event.session_id] = _Session(event.session_id, self._settings)
-        if event.event_id and session.last is not None and session.last.event_id == event.event_id:
-            return session.last
-        at = session.history.add(event)
-        readings = self._read(event, session.history)
+        last = session.last
+        if event.event_id and last is not None and last.event_id == event.event_id:
+            return last
+        history, axes = session.history, session.axes
+        at = history.add(event)
+        readings = self._read(event, history)
         values = session.accumulator.step(at, readings)
         session.trail.add(at, values)
-        thresholds: dict[Axis, float] = {
-            **session.axes.thresholds(),
-            "flow": session.flow.threshold,
-        }
+        thresholds = axes.thresholds()
+        thresholds["flow"] = session.flow.threshold
         session.flow.step(values["flow"])
         in_flow = session.flow.holding
-        fired = session.axes.step(at, values)
+        fired = axes.step(at, values)
         session.meta.step(in_flow, fired)
-        held = session.axes.held
-        pattern = pattern_of(session.history.actions("short"))
+        held = axes.held
+        pattern = pattern_of(history.actions("short"))
         compositions: tuple[FiringComposition, ...] = ()
         if fired:
             compositions = (
@@ -200,7 +202,7 @@ class Receptor:
             in_flow=in_flow,
             pattern=pattern,
             readings=readings,
-            texts=tuple(action.text for action in session.history.current_actions()),
+            texts=tuple([action.text for action in history.current_actions()]),
             compositions=compositions,
         )
         return session.last
@@ -210,9 +212,9 @@ class Receptor:
         readings: list[SignalReading] = []
         for source in self._sources:
             try:
-                readings.extend(
-                    reading for reading in source.read(event, history) if reading.axis in AXES
-                )
+                for reading in source.read(event, history):
+                    if reading.axis in _AXIS_SET:
+                        readings.append(reading)
             except Exception:
                 log.exception(
                     "receptor signal source %r failed; its readings are left out", source.name

@@ -24,7 +24,10 @@ source                    axis          reads
                                         to sub-agents
 ``path-heatmap``          uncertainty,  the short window's hot folder leaving the medium
                           seeking,      window's; a path the session never touched; one
-                          frustration   file name under different folders
+                          frustration,  file name under different folders; the short
+                          flow          window converging on one path (flow while its
+                                        runs pass; frustration when they fail, off by
+                                        default)
 ========================  ============  =================================================
 
 "Close in meaning" uses an ``embed`` callable (text to a unit vector) when the
@@ -85,6 +88,13 @@ def window_actions(history: EventHistory, window: Window) -> Sequence[Action]:
     return [action for event in history.window(window) for action in actions_of(event)]
 
 
+def window_paths(history: EventHistory, window: Window) -> Sequence[str]:
+    """The paths of a window's actions, oldest first (worked out once by a SessionHistory)."""
+    if isinstance(history, SessionHistory):
+        return history.paths(window)
+    return [path for action in window_actions(history, window) for path in action.paths]
+
+
 def current_actions(event: Event, history: EventHistory) -> tuple[Action, ...]:
     """The current event's actions."""
     if isinstance(history, SessionHistory):
@@ -92,8 +102,12 @@ def current_actions(event: Event, history: EventHistory) -> tuple[Action, ...]:
     return actions_of(event)
 
 
+@lru_cache(maxsize=4096)
 def words(text: str) -> frozenset[str]:
-    """The telling words of a query or command, in lower case, common endings off."""
+    """The telling words of a query or command, in lower case, common endings off.
+
+    Cached: a window's queries are read again with every search of the window.
+    """
     return frozenset(_stem(w) for w in _WORD.findall(text.lower()) if w not in _STOPWORDS)
 
 
@@ -236,7 +250,10 @@ class Fatigue:
             session = history.window("session")
             started = session[0].received_at if session else history.now
         hours = max(0.0, history.now - started) / 3600
-        volume = len(history.window("short"))
+        if isinstance(history, SessionHistory):
+            volume = history.size("short")
+        else:
+            volume = len(history.window("short"))
         extra = max(0, volume - self.busy) * self.per_busy_event
         value = min(1.0, self.base + self.per_hour * hours + extra)
         yield SignalReading(self.name, "fatigue", value, f"{hours:.1f} h, {volume} events in 5 min")
@@ -258,16 +275,16 @@ class ImplementationChain:
         current = current_actions(event, history)
         if not current or any(a.failed for a in current):
             return
-        chain: list[Action] = []
+        length = edits = passes = 0
         for action in reversed(window_actions(history, "short")):
             if action.failed:
                 break
-            chain.append(action)
-        edits = sum(a.kind == "edit" for a in chain)
-        passes = sum(a.kind == "run" for a in chain)
+            length += 1
+            edits += action.kind == "edit"
+            passes += action.kind == "run"
         if edits and passes:
-            value = min(1.0, self.start + self.per_action * len(chain))
-            detail = f"{len(chain)} actions without a failure: {edits} edits, {passes} passing runs"
+            value = min(1.0, self.start + self.per_action * length)
+            detail = f"{length} actions without a failure: {edits} edits, {passes} passing runs"
             yield SignalReading(self.name, "flow", value, detail)
         elif edits:
             yield SignalReading(self.name, "flow", self.editing, f"{edits} edits, nothing failing")
@@ -290,7 +307,7 @@ class Delegation:
 
 @attrs.define
 class PathHeatmap:
-    """Where the agent works: a hot-folder shift, an unknown path, one file name in many folders."""
+    """Where the agent works: hot-folder shifts, unknown paths, scattered names, convergence."""
 
     name: str = "path-heatmap"
     #: Path accesses the medium window needs before its hot folder means anything.
@@ -300,6 +317,17 @@ class PathHeatmap:
     shift: float = 0.5
     unknown: float = 0.3
     scattered: float = 0.4
+    #: Path accesses the short window needs before it can converge on one path ...
+    focus_accesses: int = 6
+    #: ... and the share of them the hot path must hold.
+    focus_share: float = 0.5
+    #: Share of the short window's runs failing above which convergence is stuck, not flow.
+    failing: float = 0.4
+    #: Flow when the window converges and its runs pass ...
+    converged: float = 0.25
+    #: ... and frustration when they fail: off (0), as it lowered the early-warning
+    #: AUC on the sample runs; edit-run-failures reads failing runs already.
+    converged_stuck: float = 0.0
 
     def read(self, event: Event, history: EventHistory) -> Iterator[SignalReading]:
         current = current_actions(event, history)
@@ -309,16 +337,21 @@ class PathHeatmap:
         yield from self._shift(len(paths), history)
         yield from self._unknown(current, history)
         yield from self._scattered(paths, history)
+        yield from self._converging(paths, history)
 
     def _shift(self, current: int, history: EventHistory) -> Iterable[SignalReading]:
         """Uncertainty when the current event moves the short window's hot folder elsewhere."""
-        medium = [_folder(p) for a in window_actions(history, "medium") for p in a.paths]
-        short = [_folder(p) for a in window_actions(history, "short") for p in a.paths]
-        if len(medium) - len(short) < self.settled:
+        # The short window is the medium window's last part: one list, cut in three.
+        paths = window_paths(history, "medium")
+        earlier = len(paths) - len(window_paths(history, "short"))
+        if earlier < self.settled:
             return
-        settled = _hottest(medium[: len(medium) - len(short)])
-        before, after = _hottest(short[:-current]), _hottest(short)
-        if before in (None, settled) and after not in (None, settled):
+        before = _hottest(paths[earlier : len(paths) - current])
+        after = _hottest(paths[earlier:])
+        if after is None or after == before:
+            return  # no move: the settled folder (the costly count) cannot matter
+        settled = _hottest(paths[:earlier])
+        if before in (None, settled) and after != settled:
             detail = f"hot folder moved from {settled} to {after}"
             yield SignalReading(self.name, "uncertainty", self.shift, detail)
 
@@ -337,14 +370,46 @@ class PathHeatmap:
         if not names:
             return
         folders: dict[str, set[str]] = {}
-        for action in window_actions(history, "short"):
-            for path in action.paths:
-                if _name(path) in names:
-                    folders.setdefault(_name(path), set()).add(_folder(path))
+        for path in window_paths(history, "short"):
+            name = _name(path)
+            if name in names:
+                folders.setdefault(name, set()).add(_folder(path))
         for name, seen in folders.items():
             if len(seen) >= 3:
                 detail = f"{name} under {len(seen)} folders"
                 yield SignalReading(self.name, "frustration", self.scattered, detail)
+
+    def _converging(self, paths: Sequence[str], history: EventHistory) -> Iterable[SignalReading]:
+        """Flow or frustration when the short window comes to converge on one path.
+
+        It speaks on the event that makes one path hold ``focus_share`` of the
+        window's path accesses. Convergence alone says the agent is focused,
+        not whether that goes well: the window's runs tell (failing more than
+        ``failing``: stuck on one file, ``converged_stuck``; else working one
+        through, ``converged``).
+        """
+        short = window_paths(history, "short")
+        total = len(short)
+        if total < self.focus_accesses:
+            return
+        # The hot path must be one of this event's: most events end here, at a count in C.
+        if max(short.count(path) for path in paths) / total < self.focus_share:
+            return
+        counts = Counter(short)
+        hot = max(counts, key=counts.__getitem__)  # the first of equals
+        share = counts[hot] / total
+        if hot not in paths or share < self.focus_share:
+            return
+        counts.subtract(paths)  # the window before this event: its paths come last
+        before = total - len(paths)
+        if before and max(counts.values()) / before >= self.focus_share:
+            return  # converged already: this event adds no new evidence
+        _, runs, failed = edit_run_cycle(window_actions(history, "short"))
+        stuck = runs > 0 and failed / runs > self.failing
+        value = self.converged_stuck if stuck else self.converged
+        if value > 0:
+            detail = f"{share:.0%} of the last 5 minutes' path accesses on {hot}"
+            yield SignalReading(self.name, "frustration" if stuck else "flow", value, detail)
 
 
 def _is_search(action: Action) -> bool:
@@ -368,5 +433,9 @@ def _name(path: str) -> str:
     return path.rstrip("/").rpartition("/")[2]
 
 
-def _hottest(folders: Sequence[str]) -> str | None:
-    return Counter(folders).most_common(1)[0][0] if folders else None
+def _hottest(paths: Sequence[str]) -> str | None:
+    """The folder most of ``paths`` are in (the first such, on a tie), or None without paths."""
+    if not paths:
+        return None
+    counts = Counter(map(_folder, paths))
+    return max(counts, key=counts.__getitem__)  # max keeps the first of equals

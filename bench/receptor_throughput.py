@@ -1,0 +1,118 @@
+"""Replay throughput: events a second through ``Receptor.feed``, embeddings excluded.
+
+Reads the 40 real runs of the receptor sample (``../shared/data/receptor-sample``,
+as ``bench/receptor_outcomes.py`` does), then, for each of ``--rounds``
+rounds, feeds every run's events, in order, to a fresh
+``thatch_receptor.receptor.Receptor`` (the built-in sources, no embedder) and
+times the feeding only: reading the files is not timed. Prints events a second
+for the best and the median round (goal: at least 20,000).
+
+``--stages`` adds where an event's time goes, from one more pass: the
+parsing of its tool calls into actions (``thatch_receptor.actions.actions_of``,
+timed on its own over the same events), each signal source's ``read`` (timed
+by a wrapper around it inside the receptor), and the rest of ``feed``
+(history, accumulator, layers, pattern, the step). The wrappers cost a little
+time of their own, so the stage pass is slower than the timed rounds.
+
+    uv run python -m compileall -q core/src plugins   # without it, imports compile every run
+    uv run python bench/receptor_throughput.py
+    uv run python bench/receptor_throughput.py --rounds 20 --stages
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from receptor_sample import SAMPLE, Run, read_runs
+from thatch_receptor.actions import actions_of
+from thatch_receptor.receptor import Receptor
+from thatch_receptor.signals import builtin_sources
+
+if TYPE_CHECKING:
+    from thatch.plugin import Event, EventHistory, SignalReading, SignalSource
+
+GOAL = 20_000
+
+
+def replay(runs: Sequence[Run], sources: Sequence[SignalSource] | None = None) -> float:
+    """Seconds to feed every run to a fresh receptor (of ``sources``, default the built-ins)."""
+    elapsed = 0.0
+    for run in runs:
+        receptor = Receptor(sources=sources)
+        start = time.perf_counter()
+        for event in run.events:
+            receptor.feed(event)
+        elapsed += time.perf_counter() - start
+    return elapsed
+
+
+class TimedSource:
+    """A signal source that adds the seconds its inner source's ``read`` takes to ``seconds``."""
+
+    def __init__(self, source: SignalSource) -> None:
+        self.name = source.name
+        self.inner = source
+        self.seconds = 0.0
+
+    def read(self, event: Event, history: EventHistory) -> Iterable[SignalReading]:
+        start = time.perf_counter()
+        readings = list(self.inner.read(event, history))
+        self.seconds += time.perf_counter() - start
+        return readings
+
+
+def parse_seconds(runs: Sequence[Run]) -> float:
+    """Seconds to turn every event's tool calls into actions."""
+    start = time.perf_counter()
+    for run in runs:
+        for event in run.events:
+            actions_of(event)
+    return time.perf_counter() - start
+
+
+def print_stages(runs: Sequence[Run], events: int) -> None:
+    """Microseconds an event spends in parsing, in each source and in the rest of feed."""
+    parsing = parse_seconds(runs)
+    timed = [TimedSource(source) for source in builtin_sources()]
+    total = replay(runs, timed)
+    reading = sum(source.seconds for source in timed)
+    print(f"\nstages (one pass with timed sources: {events / total:,.0f} events/s)")
+    print(f"  {'stage':30} {'µs/event':>9} {'share':>6}")
+    rows = [("parsing into actions", parsing)]
+    rows += [(f"source {source.name}", source.seconds) for source in timed]
+    rows.append(("rest of feed", total - reading - parsing))
+    for name, seconds in rows:
+        print(f"  {name:30} {seconds / events * 1e6:9.1f} {seconds / total:6.0%}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--data", type=Path, default=SAMPLE, help="the sample folder")
+    parser.add_argument("--rounds", type=int, default=10, help="timed rounds (10)")
+    parser.add_argument("--stages", action="store_true", help="add the per-stage breakdown")
+    args = parser.parse_args()
+    if args.rounds < 1:
+        parser.error("--rounds must be at least 1")
+
+    runs = read_runs(args.data)
+    events = sum(len(run.events) for run in runs)
+    print(f"{len(runs)} runs, {events:,} events; load {os.getloadavg()[0]:.2f}")
+    replay(runs)  # warm-up: imports, caches, the first allocations
+    rates = [events / replay(runs) for _ in range(args.rounds)]
+    print(
+        f"events/s over {args.rounds} rounds: best {max(rates):,.0f}, "
+        f"median {statistics.median(rates):,.0f} (goal: {GOAL:,})"
+    )
+    if args.stages:
+        print_stages(runs, events)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
