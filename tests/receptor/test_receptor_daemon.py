@@ -184,3 +184,23 @@ def test_a_steady_implementation_chain_holds_flow_and_nothing_active_is_handed_o
     status = receptor.status.read("flow-session")
     assert status is not None
     assert status["in_flow"] is True
+
+
+def test_background_work_waits_for_the_hooks_to_pause(
+    app: Runtime, workdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from thatch_receptor import service as service_module
+
+    monkeypatch.setitem(service_module.QUIET_SECONDS, "observe", 0.6)
+    receptor = service(app)
+    assert receptor.store is not None
+    before = receptor.store.count()
+    for n in range(8):  # a burst of tool calls, 0.1 s apart
+        hook(app, "PostToolUse", edit(workdir, n), 1_800_000_000.0 + n)
+        last = time.monotonic()
+        time.sleep(0.1)
+        # Nothing is embedded and stored while the burst goes on.
+        assert receptor.store.count() == before
+    assert receptor.wait_idle()
+    assert time.monotonic() - last >= 0.6
+    assert receptor.store.count() == before + 8

@@ -64,6 +64,12 @@ MAX_FIRINGS = 20
 MAX_SESSIONS = 200
 #: How often a session's status file is rewritten at most (always on a firing).
 STATUS_SECONDS = 1.0
+#: Background work waits for the hooks to pause this long (seconds; the work of a
+#: probe, embeddings and clustering, would otherwise compete with the hook commands
+#: of a burst of tool calls for the two cores and the interpreter lock)...
+QUIET_SECONDS = {"probe": 0.2, "observe": 1.0, "analyse": 1.0}
+#: ...but no longer than this: a probe's answer is wanted by the next hook or so.
+MAX_WAIT_SECONDS = {"probe": 2.0, "observe": 30.0, "analyse": 60.0}
 #: The Nudge priority of an active item among a prompt's tier-2 nudges.
 ACTIVE_PRIORITY = 60
 
@@ -125,7 +131,10 @@ class ReceptorService:
         self._learned_path = learned_path
         self._clock = clock
         self._events: queue.Queue[Event | None] = queue.Queue(MAX_QUEUED)
-        self._jobs: queue.Queue[Callable[[], None] | None] = queue.Queue()
+        self._jobs: queue.Queue[tuple[str, Callable[[], None]] | None] = queue.Queue()
+        #: When the last event came in (monotonic): background work waits for a pause.
+        self._last_event = 0.0
+        self._stopping = threading.Event()
         self._observations: deque[tuple[Event, str | None]] = deque()
         self._sessions: dict[str, _Session] = {}
         self._lock = threading.Lock()
@@ -144,6 +153,7 @@ class ReceptorService:
 
     def stop(self, timeout: float = 3.0) -> None:
         """Finish what is queued (within ``timeout``), then save the learned delta."""
+        self._stopping.set()
         self._events.put(None)
         deadline = time.monotonic() + timeout
         self._threads[0].join(max(0.0, deadline - time.monotonic()))
@@ -157,6 +167,7 @@ class ReceptorService:
         """Queue ``event`` for the reader (``thatch_ingest``: returns at once)."""
         if event.kind not in ("tool_use", "session_start", "session_end"):
             return
+        self._last_event = time.monotonic()
         self._begin()
         try:
             self._events.put_nowait(event)
@@ -203,7 +214,7 @@ class ReceptorService:
             self._end_session(event)
             return
         if event.kind == "session_start":
-            self._queue(lambda: self._deliver_insights(event.session_id, event.cwd))
+            self._queue("observe", lambda: self._deliver_insights(event.session_id, event.cwd))
             return
         step = self.receptor.feed(event)
         actions = actions_of(event)
@@ -242,7 +253,7 @@ class ReceptorService:
         self.deliveries.forget(event.session_id)
         if session is not None and self.store is not None:
             cwd = session.cwd
-            self._queue(lambda: self._analyse(cwd))
+            self._queue("analyse", lambda: self._analyse(cwd))
 
     def _act(self, session: _Session, event: Event, decision: Decision) -> None:
         """Hand a decision that calls for knowledge to the worker."""
@@ -259,7 +270,7 @@ class ReceptorService:
             problem=problem,
             at_call=session.calls,
         )
-        self._queue(lambda: self._answer(job))
+        self._queue("probe", lambda: self._answer(job))
 
     def _write_status(self, session_id: str, session: _Session, step: Step, *, force: bool) -> None:
         """Write the session's status, at most every :data:`STATUS_SECONDS` unless ``force``.
@@ -309,32 +320,48 @@ class ReceptorService:
             log.warning("receptor: the status of %s could not be written: %s", session_id, exc)
 
     # -- the worker ----------------------------------------------------------
-    def _queue(self, job: Callable[[], None]) -> None:
+    def _queue(self, kind: str, job: Callable[[], None]) -> None:
+        """Hand ``job`` to the worker; its ``kind`` (``probe``, ``observe``, ``analyse``)
+        says how long it waits for the hooks to pause (:data:`QUIET_SECONDS`)."""
         self._begin()
-        self._jobs.put(job)
+        self._jobs.put((kind, job))
 
     def _work(self) -> None:
         while True:
             try:
-                job = self._jobs.get(timeout=ANALYSIS_SECONDS / 10)
+                queued = self._jobs.get(timeout=ANALYSIS_SECONDS / 10)
             except queue.Empty:
+                self._wait_for_a_pause("analyse")
                 self._scheduled_analyses()
                 continue
-            if job is None:
+            if queued is None:
                 return
+            kind, job = queued
             try:
+                self._wait_for_a_pause(kind)
                 job()
             except Exception:
                 log.exception("receptor: background work failed")
             finally:
                 self._end()
 
+    def _wait_for_a_pause(self, kind: str) -> None:
+        """Return once no event came for ``QUIET_SECONDS[kind]``, or ``MAX_WAIT_SECONDS[kind]``."""
+        quiet, longest = QUIET_SECONDS[kind], MAX_WAIT_SECONDS[kind]
+        waited_until = time.monotonic() + longest
+        while not self._stopping.is_set():
+            now = time.monotonic()
+            left = quiet - (now - self._last_event)
+            if left <= 0 or now >= waited_until:
+                return
+            self._stopping.wait(min(left, waited_until - now))
+
     def _observe(self, event: Event) -> None:
         with self._lock:
             self._observations.append((event, self._sessions[event.session_id].cwd))
             first = len(self._observations) == 1
         if first:
-            self._queue(self._store_observations)
+            self._queue("observe", self._store_observations)
 
     def _store_observations(self) -> None:
         """Embed and store the queued observations, a batch at a time."""
