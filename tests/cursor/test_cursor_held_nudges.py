@@ -157,3 +157,12 @@ def test_a_tool_call_reported_through_both_plugins_delivers_the_set_once(
         assert GIFT_CARDS_LINE in context(only)
         assert send("postToolUse") == ""
     assert recall_count(app) == 1
+
+
+def test_a_failed_calls_hook_leaves_the_held_nudges_for_the_next_post_tool_use(
+    send: Any,
+) -> None:
+    # Cursor reads additional_context from postToolUse, not from postToolUseFailure.
+    send("beforeSubmitPrompt")
+    assert send("postToolUseFailure", tool_use_id="toolu_failed_1") == ""
+    assert GIFT_CARDS in context(send("postToolUse"))

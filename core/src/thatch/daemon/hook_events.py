@@ -90,7 +90,7 @@ def handle_hook(app: Runtime, request: Mapping[str, Any], *, replay: bool = Fals
         return _deliver(app, hook, [reminder, *held])
     if event.kind != "prompt":
         chosen = _take_held(app, hook)
-        if event.kind == "tool_use" and not _compacting(app, event):
+        if event.kind == "tool_use" and _carries_context(hook) and not _compacting(app, event):
             chosen = compose([*chosen, *app.plugins.tool_nudges(event, app)], app.settings.budget)
         return _deliver(app, hook, chosen) if chosen else ""
     if _silenced(app, event):
@@ -198,10 +198,19 @@ def _take_held(app: Runtime, hook: _Hook) -> list[Nudge]:
     delivered while the session compacts.
     """
     event = hook.event
-    kinds = hook.harness.context_kinds
-    if kinds is None or event.kind not in kinds or _compacting(app, event):
+    if hook.harness.context_kinds is None or not _carries_context(hook) or _compacting(app, event):
         return []
     return app.sessions.take_held(event.session_id, event.harness)
+
+
+def _carries_context(hook: _Hook) -> bool:
+    """Whether the agent reads this event's hook output as context (``Harness.context_kinds``
+    and ``context_events``): Cursor reads postToolUse's, not postToolUseFailure's."""
+    harness, event = hook.harness, hook.event
+    kinds, names = harness.context_kinds, harness.context_events
+    if kinds is not None and event.kind not in kinds:
+        return False
+    return names is None or event.hook_event.lower() in {name.lower() for name in names}
 
 
 def _deliver(app: Runtime, hook: _Hook, chosen: list[Nudge]) -> str:

@@ -133,6 +133,14 @@ class Harness(Protocol):
         """
 
     @property
+    def context_events(self) -> frozenset[str] | None:
+        """The harness's event names (compared case-insensitively) whose hook output
+        reaches the agent as context; None: every event whose kind is in
+        ``context_kinds``. Core puts held nudges and tool-call context
+        (``thatch_tool_nudges``) only in the answers of these events.
+        """
+
+    @property
     def commands(self) -> Sequence[HookCommand]:
         """Named commands this harness serves (empty for most harnesses)."""
 
@@ -255,6 +263,7 @@ class HarnessBase:
     title: str = ""
     hook_answers: Mapping[str, AnswerKind] = {}
     context_kinds: frozenset[EventKind] | None = None
+    context_events: frozenset[str] | None = None
     commands: Sequence[HookCommand] = ()
     claim: PayloadClaim | None = None
     environment: tuple[str, ...] = ()

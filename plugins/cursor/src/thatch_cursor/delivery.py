@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 
 #: Event kinds whose Cursor hook can add context for the agent.
 CONTEXT_KINDS: frozenset[EventKind] = frozenset({"session_start", "tool_use"})
+#: The events themselves: a failed tool call's postToolUseFailure output adds nothing.
+CONTEXT_EVENTS: frozenset[str] = frozenset({"sessionStart", "postToolUse"})
 
 SEPARATOR = "\n\n"
 

@@ -14,7 +14,7 @@ from thatch.plugin import AnswerKind, EventKind, HarnessBase, PayloadClaim
 from thatch.plugin.harness import ExtractionWorkflow
 
 from thatch_cursor import HARNESS
-from thatch_cursor.delivery import CONTEXT_KINDS
+from thatch_cursor.delivery import CONTEXT_EVENTS, CONTEXT_KINDS
 
 if TYPE_CHECKING:
     from thatch.plugin import Event, Nudge, SetupContext
@@ -35,6 +35,8 @@ class CursorHarness(HarnessBase):
     }
     # beforeSubmitPrompt's output cannot add context (see thatch_cursor.delivery).
     context_kinds: frozenset[EventKind] | None = CONTEXT_KINDS
+    # Cursor reads additional_context from these alone, not from postToolUseFailure.
+    context_events: frozenset[str] | None = CONTEXT_EVENTS
     # Cursor runs Claude Code's hooks too: its payloads name a conversation_id,
     # and it sets CURSOR_VERSION for the commands it runs.
     claim = PayloadClaim(keys=("conversation_id",), environ=("CURSOR_VERSION",))
