@@ -91,6 +91,44 @@ def receptor_scorers() -> dict[str, Scorer]:
     }
 
 
+def variant_scorers() -> dict[str, Scorer]:
+    """Other readings of the same steps, tried after the defaults were measured (--variants).
+
+    They were chosen after seeing these runs, so none of them replaces the
+    frustration mean: they show how much the figure moves with the reading.
+    """
+    from thatch_receptor.receptor import Receptor
+
+    def mean_of(events: Sequence[Event], value: Callable[[Mapping[str, float]], float]) -> float:
+        receptor = Receptor()
+        values = [value(receptor.feed(event).axes) for event in events]
+        return statistics.fmean(values or [0.0])
+
+    def last_ten(events: Sequence[Event]) -> float:
+        receptor = Receptor()
+        values = [receptor.feed(event).axes["frustration"] for event in events]
+        return statistics.fmean(values[-10:] or [0.0])
+
+    def at_end(events: Sequence[Event]) -> float:
+        receptor = Receptor()
+        steps = [receptor.feed(event) for event in events]
+        return steps[-1].axes["frustration"] if steps else 0.0
+
+    return {
+        "frustration, last 10": last_ten,
+        "frustration at end": at_end,
+        "frust. + uncertainty": lambda events: mean_of(
+            events, lambda axes: axes["frustration"] + axes["uncertainty"]
+        ),
+        "frust. - flow": lambda events: mean_of(
+            events, lambda axes: axes["frustration"] - axes["flow"]
+        ),
+        "frust. + seeking": lambda events: mean_of(
+            events, lambda axes: axes["frustration"] + axes["seeking"]
+        ),
+    }
+
+
 def axis_value(step: object, axis: str) -> float:
     """One axis's value in what ``Receptor.feed`` returned (its ``axes`` mapping)."""
     axes = getattr(step, "axes", None)
@@ -110,15 +148,44 @@ def score_table(
         f"\n{title}: {len(runs)} runs ({sum(unresolved)} unresolved, "
         f"{len(runs) - sum(unresolved)} resolved)"
     )
-    print(f"  {'score':20} {'AUC':>6} {'mean unresolved':>16} {'mean resolved':>14}")
+    print(
+        f"  {'score':20} {'AUC':>6} {'95% interval':>13} {'mean unresolved':>16} "
+        f"{'mean resolved':>14}"
+    )
     for name, scorer in scorers.items():
         scores = [scorer(run.events[:limit]) for run in runs]
         bad = [score for score, flag in zip(scores, unresolved, strict=True) if flag]
         good = [score for score, flag in zip(scores, unresolved, strict=True) if not flag]
+        low, high = auc_interval(scores, unresolved)
         print(
-            f"  {name:20} {roc_auc(scores, unresolved):6.3f} "
+            f"  {name:20} {roc_auc(scores, unresolved):6.3f} {f'{low:.2f}-{high:.2f}':>13} "
             f"{statistics.fmean(bad):16.3f} {statistics.fmean(good):14.3f}"
         )
+
+
+#: Resamples of the bootstrap interval, and its fixed seed (the same figures every run).
+RESAMPLES = 2000
+SEED = 13
+
+
+def auc_interval(scores: Sequence[float], unresolved: Sequence[bool]) -> tuple[float, float]:
+    """The 2.5th and 97.5th percentiles of the AUC over runs drawn again with replacement.
+
+    With a few dozen runs an AUC moves by about a tenth from one sample to
+    the next; the interval says how far apart two figures must be to differ.
+    """
+    import random
+
+    draw = random.Random(SEED)
+    pairs = list(zip(scores, unresolved, strict=True))
+    values: list[float] = []
+    while len(values) < RESAMPLES:
+        sample = [draw.choice(pairs) for _ in pairs]
+        flags = [flag for _, flag in sample]
+        if any(flags) and not all(flags):
+            values.append(roc_auc([score for score, _ in sample], flags))
+    values.sort()
+    return values[int(0.025 * RESAMPLES)], values[int(0.975 * RESAMPLES) - 1]
 
 
 def halves(runs: Sequence[Run]) -> tuple[list[Run], list[Run]]:
@@ -156,6 +223,11 @@ def main() -> int:
         "--early-steps", type=int, default=20, help="steps the early warning reads (20)"
     )
     parser.add_argument(
+        "--variants",
+        action="store_true",
+        help="with --scorer receptor: also other readings of the axes, tried afterwards",
+    )
+    parser.add_argument(
         "--split",
         action="store_true",
         help="report on two fixed halves (each outcome's runs by id, alternately) instead",
@@ -165,6 +237,8 @@ def main() -> int:
     scorers = dict(BASELINES)
     if args.scorer == "receptor":
         scorers.update(receptor_scorers())
+        if args.variants:
+            scorers.update(variant_scorers())
     runs = read_runs(args.data)
 
     print("$ " + shlex.join(["uv", "run", "python", "bench/receptor_outcomes.py", *sys.argv[1:]]))
