@@ -14,16 +14,30 @@ by a wrapper around it inside the receptor), and the rest of ``feed``
 (history, accumulator, layers, pattern, the step). The wrappers cost a little
 time of their own, so the stage pass is slower than the timed rounds.
 
+``--command`` times the whole command instead, as a process:
+``thatch receptor replay DIR --format mini-swe-agent --summary --json``
+with its default ``--jobs`` against the same with ``--jobs 1``, the two
+alternating, ``--rounds`` runs each. ``DIR`` is a throw-away folder holding
+the sample's trajectories ``--copies`` times (each copy under its own
+``instance_id``, so its sessions stay apart), as one run of 1,522 events is
+mostly the interpreter's start; events a second count the start, the reading
+and the interpreting too. Both outputs must be the same.
+
     uv run python -m compileall -q core/src plugins   # without it, imports compile every run
     uv run python bench/receptor_throughput.py
     uv run python bench/receptor_throughput.py --rounds 20 --stages
+    uv run python bench/receptor_throughput.py --command --rounds 5
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -91,18 +105,74 @@ def print_stages(runs: Sequence[Run], events: int) -> None:
         print(f"  {name:30} {seconds / events * 1e6:9.1f} {seconds / total:6.0%}")
 
 
+def copy_sample(sample: Path, target: Path, copies: int) -> None:
+    """The sample's trajectories ``copies`` times in ``target``, each copy its own sessions."""
+    for file in sorted((sample / "trajs").glob("*.traj.json")):
+        data = json.loads(file.read_text(encoding="utf-8"))
+        name = file.name.removesuffix(".traj.json")
+        for copy in range(copies):
+            data["instance_id"] = f"{name}-copy{copy}"
+            path = target / f"{name}-copy{copy}.traj.json"
+            path.write_text(json.dumps(data), encoding="utf-8")
+
+
+def time_command(command: list[str]) -> tuple[float, str]:
+    """Seconds the command takes as a whole process, and its output."""
+    start = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} failed ({done.returncode}): {done.stderr}")
+    return elapsed, done.stdout
+
+
+def print_command_rates(sample: Path, copies: int, rounds: int, events: int) -> None:
+    """Events a second through the whole replay command, default jobs against ``--jobs 1``."""
+    thatch = str(Path(sys.executable).with_name("thatch"))
+    with tempfile.TemporaryDirectory(prefix="receptor-throughput-") as folder:
+        copy_sample(sample, Path(folder), copies)
+        base = [thatch, "receptor", "replay", folder, "--format", "mini-swe-agent"]
+        variants = {"default jobs": [*base, "--summary", "--json"]}
+        variants["--jobs 1"] = [*variants["default jobs"], "--jobs", "1"]
+        seconds: dict[str, list[float]] = {name: [] for name in variants}
+        outputs: set[str] = set()
+        for turn in range(rounds + 1):  # the first round warms the caches, uncounted
+            order = list(variants) if turn % 2 else list(reversed(variants))
+            for name in order:
+                elapsed, output = time_command(variants[name])
+                outputs.add(output)
+                if turn:
+                    seconds[name].append(elapsed)
+    if len(outputs) != 1:
+        raise SystemExit("the outputs of default jobs and --jobs 1 differ")
+    total = events * copies
+    print(f"\nthe whole command on {total:,} events ({copies} copies), {rounds} runs each")
+    for name, times in seconds.items():
+        print(
+            f"  {name:13} best {total / min(times):8,.0f} events/s, "
+            f"median {total / statistics.median(times):8,.0f} ({statistics.median(times):.2f} s)"
+        )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--data", type=Path, default=SAMPLE, help="the sample folder")
     parser.add_argument("--rounds", type=int, default=10, help="timed rounds (10)")
     parser.add_argument("--stages", action="store_true", help="add the per-stage breakdown")
+    parser.add_argument(
+        "--command", action="store_true", help="time the whole replay command instead"
+    )
+    parser.add_argument("--copies", type=int, default=10, help="sample copies for --command (10)")
     args = parser.parse_args()
-    if args.rounds < 1:
-        parser.error("--rounds must be at least 1")
+    if args.rounds < 1 or args.copies < 1:
+        parser.error("--rounds and --copies must be at least 1")
 
     runs = read_runs(args.data)
     events = sum(len(run.events) for run in runs)
     print(f"{len(runs)} runs, {events:,} events; load {os.getloadavg()[0]:.2f}")
+    if args.command:
+        print_command_rates(args.data, args.copies, args.rounds, events)
+        return 0
     replay(runs)  # warm-up: imports, caches, the first allocations
     rates = [events / replay(runs) for _ in range(args.rounds)]
     print(

@@ -205,3 +205,55 @@ def test_a_bad_plot_target_is_refused_before_the_replay(
     assert done.returncode == 2
     assert says in done.stderr
     assert done.stdout == ""
+
+
+def trajectory_folder(tmp_path: Path, *instances: str) -> Path:
+    """A folder of the test trajectory under each instance id (cut shorter each time)."""
+    runs = tmp_path / "trajs"
+    runs.mkdir()
+    data = json.loads(TRAJECTORY.read_text(encoding="utf-8"))
+    for number, instance in enumerate(instances):
+        messages = data["messages"][: len(data["messages"]) - 2 * number]
+        (runs / f"run-{number}.traj.json").write_text(
+            json.dumps({**data, "instance_id": instance, "messages": messages}), encoding="utf-8"
+        )
+    return runs
+
+
+@pytest.mark.parametrize("output", [["--summary", "--json"], ["--json"], []])
+def test_worker_processes_print_what_one_process_prints(tmp_path: Path, output: list) -> None:
+    runs = trajectory_folder(tmp_path, "acme__shop-1", "acme__shop-2", "acme__shop-3")
+    args = [str(runs), "--format", "mini-swe-agent", *output]
+    workers = replay(tmp_path, *args, "--jobs", "2").stdout
+    assert workers == replay(tmp_path, *args, "--jobs", "1").stdout
+    assert workers.strip()
+
+
+def test_files_of_one_session_name_replay_as_in_one_process(tmp_path: Path) -> None:
+    # One receptor holds a session's state by name: two runs of one name share it.
+    runs = trajectory_folder(tmp_path, "acme__shop-1", "acme__shop-1")
+    args = [str(runs), "--format", "mini-swe-agent", "--summary", "--json"]
+    rows = json_lines(replay(tmp_path, *args, "--jobs", "2").stdout)
+    assert rows == json_lines(replay(tmp_path, *args, "--jobs", "1").stdout)
+    assert [row["session"] for row in rows] == ["acme__shop-1", "acme__shop-1"]
+
+
+def test_a_bad_file_fails_in_a_worker_as_in_one_process(tmp_path: Path) -> None:
+    runs = trajectory_folder(tmp_path, "acme__shop-1", "acme__shop-2")
+    bad = runs / "run-9.traj.json"
+    bad.write_text("{not json", encoding="utf-8")
+    args = [str(runs), "--format", "mini-swe-agent", "--summary"]
+    workers = replay(tmp_path, *args, "--jobs", "2", check=False)
+    alone = replay(tmp_path, *args, "--jobs", "1", check=False)
+    assert workers.returncode == alone.returncode == 2
+    assert workers.stderr == alone.stderr
+    assert str(bad) in workers.stderr
+    assert "Traceback" not in workers.stderr
+
+
+def test_jobs_must_be_at_least_one(tmp_path: Path) -> None:
+    done = replay(
+        tmp_path, str(TRAJECTORY), "--format", "mini-swe-agent", "--jobs", "0", check=False
+    )
+    assert done.returncode == 2
+    assert "--jobs takes a whole number of at least 1, got '0'" in done.stderr

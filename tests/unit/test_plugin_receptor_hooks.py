@@ -160,11 +160,11 @@ def test_an_event_goes_through_a_source_and_its_composition_through_a_rule() -> 
 
 
 def test_the_types_refuse_values_outside_their_range() -> None:
-    with pytest.raises(ValueError, match=r"'value' must be <= 1\.0"):
+    with pytest.raises(ValueError, match=r"value must be between 0 and 1, not 1\.5"):
         SignalReading("s", "frustration", 1.5)
     with pytest.raises(ValueError, match="axes: fatigue not between 0 and 1"):
         FiringComposition("s1", {"fatigue": 2.0}, frozenset(), (), {}, "wandering")
-    with pytest.raises(ValueError, match=r"'score' must be >= 0\.0"):
+    with pytest.raises(ValueError, match=r"score must be between 0 and 1, not -0\.1"):
         Interpretation("r", "break", "active", "rest", score=-0.1)
 
 

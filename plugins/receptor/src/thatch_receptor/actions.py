@@ -109,6 +109,7 @@ _QUERY_KEYS = ("pattern", "query", "regex", "search_term", "q", "glob_pattern")
 _COUNT_KEYS = ("numFiles", "num_files", "numMatches", "totalMatches", "count", "total")
 _LIST_KEYS = ("filenames", "files", "matches", "results", "memories")
 _EXIT_KEYS = ("exitCode", "exit_code", "returncode", "exit", "exitStatus")
+_OUTPUT_KEYS = ("stdout", "stderr", "output", "content")
 _EXIT_TEXT = re.compile(r"(?:^|\n)\s*Exit code:? (-?\d+)|<returncode>(-?\d+)</returncode>")
 _EXIT_LINE = re.compile(r"Exit code:? -?\d+|</?output>|<returncode>-?\d+</returncode>(<output>)?")
 _FOUND_TEXT = re.compile(r"^\s*Found (\d+) (file|match|result)", re.IGNORECASE)
@@ -155,7 +156,7 @@ def actions_of(event: Event) -> tuple[Action, ...]:
 
 def action_of(call: ToolCall) -> Action:
     """One tool call as an :class:`Action`, with its text."""
-    inputs = call.input if isinstance(call.input, Mapping) else {}
+    inputs = call.input if type(call.input) is dict or isinstance(call.input, Mapping) else {}
     kind = tool_kind(call.name)
     command = _text_value(inputs, ("command", "cmd")) if kind == "run" else None
     if command is not None:
@@ -272,8 +273,15 @@ def telling_line(text: str) -> str | None:
     lines = _content_lines(text)
     if not lines:
         return None
-    telling = [line for line in lines if _TELLING_LINE.search(line)]
-    return _cut(telling[0] if telling else lines[-1])
+    # One search over the lines joined rather than one a line: no line holds a
+    # newline, so the first match lies in the first telling line.
+    joined = "\n".join(lines)
+    match = _TELLING_LINE.search(joined)
+    if match is None:
+        return _cut(lines[-1])
+    start = joined.rfind("\n", 0, match.start()) + 1
+    end = joined.find("\n", match.end())
+    return _cut(joined[start : end if end >= 0 else len(joined)])
 
 
 def result_count(response: Any, kind: ActionKind) -> int | None:
@@ -369,6 +377,8 @@ def _shell_query(command: str) -> str | None:
 def _shell_words(command: str) -> list[str]:
     """The words of a command's first line, quotes off (a heredoc's body is not the command)."""
     line = command.lstrip().split("\n", 1)[0]
+    if '"' not in line and "'" not in line:
+        return line.split()  # what the pattern finds in a line without quotes, quicker
     return ["".join(match) for match in _SHELL_WORD.findall(line)]
 
 
@@ -408,27 +418,31 @@ def _input_paths(inputs: Mapping[str, Any]) -> tuple[str, ...]:
 @functools.lru_cache(maxsize=256)  # an agent runs the same commands again and again
 def _command_paths(command: str) -> tuple[str, ...]:
     """The path-like words of a shell command (``src/auth.py``, ``tests/``)."""
-    found = (
-        word.rstrip(";,)")
-        for word in _shell_words(command)
-        if not word.startswith(("-", "http", "$")) and _PATH_WORD.match(word.rstrip(";,)"))
-    )
+    found: list[str] = []
+    for word in _shell_words(command):
+        # Every path-like word holds a slash or a dot: most words are ruled out before the regex.
+        if ("/" in word or "." in word) and not word.startswith(("-", "http", "$")):
+            word = word.rstrip(";,)")
+            if _PATH_WORD.match(word):
+                found.append(word)
     return tuple(dict.fromkeys(found))[:8]
 
 
 def _response_exit(response: Any) -> int | None:
     if response is None or isinstance(response, str):
         return None
-    response = _decoded(response)
-    if not isinstance(response, Mapping):
-        return None
+    if type(response) is not dict:  # a plain dict, the common answer, is decoded already
+        response = _decoded(response)
+        if not isinstance(response, Mapping):
+            return None
     for key in _EXIT_KEYS:
         value = response.get(key)
         if isinstance(value, int) and not isinstance(value, bool):
             return value
     # Cursor's failure keeps the output under "response"; opencode under "metadata".
     for key in ("response", "metadata"):
-        code = _response_exit(response.get(key))
+        inner = response.get(key)
+        code = None if inner is None else _response_exit(inner)
         if code is not None:
             return code
     return None
@@ -445,8 +459,9 @@ def _response_text(response: Any) -> str | None:
         parts = [_as_text(item.get("text")) for item in response if isinstance(item, Mapping)]
         return "\n".join(part for part in parts if part) or None
     if isinstance(response, Mapping):
-        parts = [_as_text(response.get(key)) for key in ("stdout", "stderr", "output", "content")]
-        text = "\n".join(part for part in parts if part)
+        text = "\n".join(
+            [part for key in _OUTPUT_KEYS if isinstance(part := response.get(key), str) and part]
+        )
         return text or _response_text(response.get("response"))
     return None
 

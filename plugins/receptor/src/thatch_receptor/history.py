@@ -17,8 +17,8 @@ so that the built-in sources read them without parsing payloads again.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections import Counter
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import TYPE_CHECKING, TypeVar
 
 from thatch.plugin import WINDOW_SECONDS
@@ -66,13 +66,17 @@ class SessionHistory:
         self._flat_actions: list[Action] = []
         self._action_starts: list[int] = []
         self._flat_paths: list[str] = []
+        #: Each path's folder, in step with ``_flat_paths``.
+        self._flat_folders: list[str] = []
         self._path_starts: list[int] = []
-        self._path_counts: Counter[str] = Counter()
+        self._path_counts: dict[str, int] = {}
         self._new_paths: tuple[str, ...] = ()
-        #: Each window's start, actions and paths for the current event, worked out on first read.
+        #: Each window's start, actions, paths and folders for the current event, worked
+        #: out on first read.
         self._window_starts: dict[Window, int] = {}
         self._window_actions: dict[Window, list[Action]] = {}
         self._window_paths: dict[Window, list[str]] = {}
+        self._window_folders: dict[Window, list[str]] = {}
 
     def add(self, event: Event) -> float:
         """Place ``event`` as the current one and return its time."""
@@ -83,37 +87,47 @@ class SessionHistory:
         self.count += 1
         actions = actions_of(event)
         paths = [path for action in actions for path in action.paths]
+        self._path_starts.append(len(self._flat_paths))
         if paths:
-            counts = self._path_counts
-            self._new_paths = tuple(dict.fromkeys(p for p in paths if not counts[p]))
-            counts.update(paths)
+            self._new_paths = self._count_paths(paths)
+            self._flat_paths += paths
+            self._flat_folders += map(folder_of, paths)
         else:
             self._new_paths = ()
         self._window_starts.clear()
         self._window_actions.clear()
         self._window_paths.clear()
+        self._window_folders.clear()
         self._times.append(at)
         self._events.append(event)
         self._actions.append(actions)
         self._action_starts.append(len(self._flat_actions))
-        self._flat_actions.extend(actions)
-        self._path_starts.append(len(self._flat_paths))
-        self._flat_paths.extend(paths)
+        self._flat_actions += actions
         if len(self._events) > self._max:
             self._trim()
         return at
+
+    def _count_paths(self, paths: list[str]) -> tuple[str, ...]:
+        """Count the current event's paths; those no earlier event touched, in order."""
+        counts = self._path_counts
+        new: list[str] = []
+        for path in paths:
+            seen = counts.get(path, 0)
+            if not seen and path not in new:
+                new.append(path)
+            counts[path] = seen + 1
+        return tuple(new)
 
     def _trim(self) -> None:
         """Drop the oldest tenth of the kept events at a time, so trimming stays rare."""
         cut = max(1, self._max // 10)
         del self._times[:cut], self._events[:cut], self._actions[:cut]
-        for flat, starts in (
-            (self._flat_actions, self._action_starts),
-            (self._flat_paths, self._path_starts),
-        ):
-            dropped = starts[cut]
-            del flat[:dropped], starts[:cut]
-            starts[:] = [start - dropped for start in starts]
+        dropped = self._action_starts[cut]
+        del self._flat_actions[:dropped], self._action_starts[:cut]
+        self._action_starts[:] = [start - dropped for start in self._action_starts]
+        dropped = self._path_starts[cut]
+        del self._flat_paths[:dropped], self._flat_folders[:dropped], self._path_starts[:cut]
+        self._path_starts[:] = [start - dropped for start in self._path_starts]
 
     def place(self, event: Event) -> float:
         """The time ``event`` would be placed at, were it added now (nothing changes)."""
@@ -143,6 +157,14 @@ class SessionHistory:
             self._window_paths[window] = found
         return found
 
+    def folders(self, window: Window) -> Sequence[str]:
+        """The folder of each of :meth:`paths` (:func:`folder_of`), in the same order."""
+        found = self._window_folders.get(window)
+        if found is None:
+            found = self._tail(self._flat_folders, self._path_starts, window)
+            self._window_folders[window] = found
+        return found
+
     def size(self, window: Window) -> int:
         """How many events one window holds: ``len(window(window))`` without the list."""
         return len(self._events) - self._start(window)
@@ -153,7 +175,7 @@ class SessionHistory:
 
     def path_count(self, path: str) -> int:
         """How many times the session's actions touched ``path``, the current event's included."""
-        return self._path_counts[path]
+        return self._path_counts.get(path, 0)
 
     def new_paths(self) -> tuple[str, ...]:
         """The current event's paths that no earlier event of the session touched."""
@@ -172,3 +194,10 @@ class SessionHistory:
             start = 0 if reach is None else bisect_left(self._times, self.now - reach)
             self._window_starts[window] = start
         return start
+
+
+@lru_cache(maxsize=4096)
+def folder_of(path: str) -> str:
+    """The folder a path is in (``.`` for a bare name); cached, as paths repeat."""
+    head, _, _ = path.rstrip("/").rpartition("/")
+    return head or "."

@@ -43,6 +43,7 @@ B_AXES: tuple[Axis, ...] = ("frustration", "seeking", "uncertainty", "fatigue", 
 #: What layer C calls an event, for its memory of the recent ones.
 MetaState = Literal["deep_work", "stuck", "firing", "idle"]
 _NO_TARGETS: Mapping[Axis, float] = {}
+_NONE: frozenset[Axis] = frozenset()
 
 
 class Hold:
@@ -129,6 +130,8 @@ class AxisLayer:
         self._holds = {axis: Hold(release_after) for axis in self._axes}
         self._held: frozenset[Axis] = frozenset()
         self._last_at: float | None = None
+        #: The last gap between events and its ``alpha``: events mostly come a step apart.
+        self._alpha: tuple[float, float] = (0.0, 0.0)
         #: The thresholds until a baseline or a field moves (None: work them out again).
         self._thresholds: dict[Axis, float] | None = None
 
@@ -147,6 +150,10 @@ class AxisLayer:
     def field(self, axis: Axis) -> float:
         """What layer C added to the axis's threshold."""
         return self._field[axis]
+
+    def fields(self) -> Mapping[Axis, float]:
+        """What layer C added to each axis's threshold (read only: move one with adjust_field)."""
+        return self._field
 
     def threshold(self, axis: Axis) -> float:
         """The threshold the next event's value is compared with."""
@@ -169,6 +176,9 @@ class AxisLayer:
     def step(self, at: float, values: Mapping[Axis, float]) -> frozenset[Axis]:
         """Advance by one event at time ``at``; the axes that fired with it."""
         thresholds = self._current_thresholds()
+        if not self._held and not any(values.get(a, 0.0) > t for a, t in thresholds.items()):
+            self._follow(at, values)  # nothing held, nothing over: no hold moves (most events)
+            return _NONE
         fired: list[Axis] = []
         held: list[Axis] = []
         for axis, hold in self._holds.items():
@@ -176,9 +186,9 @@ class AxisLayer:
                 fired.append(axis)
             if hold.held:
                 held.append(axis)
-        self._held = frozenset(held)
+        self._held = frozenset(held) if held else _NONE
         self._follow(at, values)
-        return frozenset(fired)
+        return frozenset(fired) if fired else _NONE
 
     def adjust_field(self, axis: Axis, change: float, limit: float) -> None:
         """Move one axis's field by ``change``, kept within ``±limit`` (layer C's lever)."""
@@ -190,7 +200,10 @@ class AxisLayer:
         dt = 0.0 if self._last_at is None else max(0.0, at - self._last_at)
         self._last_at = at
         snap = dt >= self._baseline.snap_seconds
-        alpha = 1.0 - math.exp(-dt / self._baseline.seconds)
+        last_dt, alpha = self._alpha
+        if dt != last_dt or not alpha:
+            alpha = 1.0 - math.exp(-dt / self._baseline.seconds)
+            self._alpha = (dt, alpha)
         ema = self._ema
         for axis in self._axes:
             value = values.get(axis, 0.0)
@@ -219,6 +232,8 @@ class MetaLayer:
         self._recent: deque[MetaState] = deque(maxlen=self._policy.memory)
         #: How many remembered events are in each state (kept with ``_recent``).
         self._counts: Counter[MetaState] = Counter()
+        #: What :meth:`state` answers, worked out again only when ``_counts`` change.
+        self._state: MetaState | None = None
         limit = self._policy.field_limit
         self._deep_work: dict[Axis, float] = dict.fromkeys(axes.axes, limit)
         self._stuck: dict[Axis, float] = {"frustration": -limit, "seeking": -limit}
@@ -233,6 +248,10 @@ class MetaLayer:
         Two states with the same count (half the memory each, at a majority of
         0.5) are no majority either: neither is what the events mostly share.
         """
+        return self._state
+
+    def _majority(self) -> MetaState | None:
+        """:meth:`state`, counted."""
         top: MetaState | None = None
         count = tied = 0
         for state, seen in self._counts.items():
@@ -248,9 +267,12 @@ class MetaLayer:
         """Advance by one event: remember what A and B did, then move B's field one step."""
         self._remember(self._state_of(in_flow, fired))
         targets = self._targets(self.state())
+        fields = self._axes.fields()
+        if targets is _NO_TARGETS and not any(fields.values()):
+            return  # every field at rest, and none to head for: most events
         policy = self._policy
         for axis in self._axes.axes:
-            gap = targets.get(axis, 0.0) - self._axes.field(axis)
+            gap = targets.get(axis, 0.0) - fields[axis]
             step = max(-policy.field_step, min(policy.field_step, gap)) if gap else 0.0
             if step:
                 self._axes.adjust_field(axis, step, policy.field_limit)
@@ -265,12 +287,19 @@ class MetaLayer:
         return "firing" if fired or held else "idle"
 
     def _remember(self, state: MetaState) -> None:
-        if not self._recent.maxlen:
+        recent = self._recent
+        if not recent.maxlen:
             return
-        if len(self._recent) == self._recent.maxlen:
-            self._counts[self._recent[0]] -= 1
-        self._recent.append(state)
+        if len(recent) == recent.maxlen:
+            dropped = recent[0]
+            recent.append(state)
+            if dropped == state:
+                return  # the same counts: the same state
+            self._counts[dropped] -= 1
+        else:
+            recent.append(state)
         self._counts[state] += 1
+        self._state = self._majority()
 
     def _targets(self, state: MetaState | None) -> Mapping[Axis, float]:
         """Where each axis's field heads in ``state`` (an axis left out: back to 0)."""

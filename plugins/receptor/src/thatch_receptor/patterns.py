@@ -17,8 +17,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from thatch_receptor.actions import edit_run_cycle
-
 if TYPE_CHECKING:
     from thatch_receptor.actions import Action
 
@@ -41,18 +39,27 @@ def pattern_of(actions: Sequence[Action]) -> str:
     total = len(actions)
     if total <= 3:
         return "stagnation"
-    switches, runs, failed = edit_run_cycle(actions)
-    if switches >= 3 and failed / max(1, runs) > 0.4:
-        return "trial_error"
-    looked = edited = ran = 0
+    # One pass for every count (edit_run_cycle's switches and failures among them):
+    # this runs on every event.
+    looked = edited = ran = failed = switches = 0
+    last: str | None = None
     for action in actions:
         kind = action.kind
         if kind in _LOOKING:
             looked += 1
-        elif kind == "edit":
+            continue
+        if kind == "edit":
             edited += 1
         elif kind == "run":
             ran += 1
+            failed += action.failed
+        else:
+            continue
+        if last is not None and kind != last:
+            switches += 1
+        last = kind
+    if switches >= 3 and failed / max(1, ran) > 0.4:
+        return "trial_error"
     looking, edits = looked / total, edited / total
     if looking >= 0.7 and not edits:
         return "wandering"

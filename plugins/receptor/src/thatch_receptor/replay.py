@@ -9,12 +9,19 @@ over them; no plugin is loaded. ``--summary`` gives one line per session
 instead: each axis's peak and mean, and the firing counts by axis and by
 mode (under ``--json`` one JSON object a line). ``--plot FILE.png`` draws
 each session's axes with its firings and deliveries (:mod:`thatch_receptor.plot`).
+
+Sessions are independent, so a folder of trajectories is replayed in
+``--jobs`` worker processes (default: the cores available), each reading its
+own files; the output is the same, in the same order, as in one process. A
+single file, or ``--jobs 1``, is replayed in the command's own process.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import sys
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -62,6 +69,30 @@ def add_arguments(replay: argparse.ArgumentParser) -> None:
     # Also after the subcommand (``thatch receptor replay X --json``); SUPPRESS
     # keeps an absent flag from overriding one given before it.
     replay.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON")
+    replay.add_argument(
+        "--jobs",
+        type=_jobs,
+        default=None,
+        metavar="N",
+        help="worker processes for a folder of trajectories (default: the cores available)",
+    )
+
+
+def _jobs(text: str) -> int:
+    try:
+        jobs = int(text)
+    except ValueError:
+        jobs = 0
+    if jobs < 1:
+        raise argparse.ArgumentTypeError(f"--jobs takes a whole number of at least 1, got {text!r}")
+    return jobs
+
+
+def available_cores() -> int:
+    """The cores this process may run on (``--jobs``'s default)."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
 
 
 @attrs.frozen
@@ -73,31 +104,150 @@ class SessionReplay:
     decisions: tuple[tuple[Step, Decision], ...]
 
 
+@attrs.frozen
+class SessionOutcome:
+    """What the command prints and draws of one replayed session (a worker sends it back)."""
+
+    session_id: str
+    firings: tuple[dict[str, Any], ...]
+    summary: dict[str, Any] | None = None
+    trace: SessionTrace | None = None
+
+
 def run(args: argparse.Namespace, context: CommandContext) -> int:
     """``thatch receptor replay``."""
     from thatch_receptor.interpret import Interpreter
-    from thatch_receptor.receptor import Receptor
     from thatch_receptor.rules import rules_for
 
     interpreter = Interpreter(rules_for(None, rules_file=args.rules))  # a bad file: before the work
-    sessions = list(_sessions(args.source, args.format))
-    if args.plot is not None:
-        from thatch_receptor.plot import check_plot_target
-
-        check_plot_target(args.plot, len(sessions))
-    receptor = Receptor()
-    replays = [replay_session(s, events, receptor, interpreter) for s, events in sessions]
+    want = _Wanted(summary=args.summary, plot=args.plot is not None)
+    files = _trajectory_files(args.source, args.format)
+    jobs = min(available_cores() if args.jobs is None else args.jobs, len(files))
+    if jobs > 1:
+        _check_plot(args.plot, len(files))
+        outcomes = _outcomes_in_workers(files, jobs, args.rules, want)
+    else:
+        sessions = list(_sessions(args.source, args.format))
+        _check_plot(args.plot, len(sessions))
+        outcomes = _outcomes(sessions, interpreter, want)
     if args.plot is not None:
         from thatch_receptor.plot import draw_sessions
 
-        draw_sessions([trace(one) for one in replays], args.plot)
+        draw_sessions([one.trace for one in outcomes if one.trace is not None], args.plot)
         context.note(f"plot written to {args.plot}")
     if args.summary:
-        _emit_summary(context, [summary(one) for one in replays])
+        _emit_summary(context, [one.summary for one in outcomes if one.summary is not None])
         return 0
-    firings = [firing(step, decision) for one in replays for step, decision in one.decisions]
+    firings = [row for one in outcomes for row in one.firings]
     context.emit(firings, "\n".join(firing_line(row) for row in firings) or "no firings")
     return 0
+
+
+@attrs.frozen
+class _Wanted:
+    """What an outcome must hold: the summary line, the plot's trace (firings always)."""
+
+    summary: bool
+    plot: bool
+
+
+def _check_plot(target: Path | None, sessions: int) -> None:
+    if target is not None:
+        from thatch_receptor.plot import check_plot_target
+
+        check_plot_target(target, sessions)
+
+
+def _outcomes(
+    sessions: Sequence[tuple[str, Sequence[Event]]], interpreter: Interpreter, want: _Wanted
+) -> list[SessionOutcome]:
+    """Replay sessions one after the other through one receptor."""
+    from thatch_receptor.receptor import Receptor
+
+    receptor = Receptor()
+    return [
+        outcome(replay_session(session, events, receptor, interpreter), want)
+        for session, events in sessions
+    ]
+
+
+def outcome(replayed: SessionReplay, want: _Wanted) -> SessionOutcome:
+    """A replayed session as the command prints and draws it."""
+    return SessionOutcome(
+        session_id=replayed.session_id,
+        firings=tuple(firing(step, decision) for step, decision in replayed.decisions),
+        summary=summary(replayed) if want.summary else None,
+        trace=trace(replayed) if want.plot else None,
+    )
+
+
+def _trajectory_files(source: Path, kind: str) -> list[Path]:
+    """A folder's trajectory files, which workers can share out; else none (one process)."""
+    if kind != "mini-swe-agent" or not source.is_dir():
+        return []
+    from thatch_receptor.trajectories import TRAJECTORY_SUFFIX
+
+    return sorted(source.glob(f"*{TRAJECTORY_SUFFIX}"))
+
+
+def _outcomes_in_workers(
+    files: Sequence[Path], jobs: int, rules_file: Path | None, want: _Wanted
+) -> list[SessionOutcome]:
+    """Replay each file in one of ``jobs`` processes; the outcomes in file order.
+
+    Each worker reads its own files (no event crosses a process) and feeds each
+    to a fresh receptor. A worker's error (a malformed file) is raised here, the
+    first file's first, as in one process. Sessions are independent only when
+    their names differ: two files of one session name (their ``instance_id``)
+    share a receptor's state in one process, so then the files are replayed
+    again in this one.
+    """
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    # fork: a worker starts with the modules already loaded, in milliseconds.
+    methods = multiprocessing.get_all_start_methods()
+    start = "fork" if sys.platform == "linux" and "fork" in methods else None
+    with ProcessPoolExecutor(
+        jobs,
+        mp_context=multiprocessing.get_context(start),
+        initializer=_start_worker,
+        initargs=(rules_file, want),
+    ) as pool:
+        chunk = max(1, len(files) // (jobs * 4))
+        outcomes = list(pool.map(_replay_file, files, chunksize=chunk))
+    names = [one.session_id for one in outcomes]
+    if len(set(names)) == len(names):
+        return outcomes
+    from thatch_receptor.interpret import Interpreter
+    from thatch_receptor.rules import rules_for
+    from thatch_receptor.trajectories import read_trajectories
+
+    sessions = [session for file in files for session in read_trajectories(file)]
+    return _outcomes(sessions, Interpreter(rules_for(None, rules_file=rules_file)), want)
+
+
+#: A worker's interpreter and wanted outcome (set by ``_start_worker``).
+_worker: tuple[Interpreter, _Wanted] | None = None
+
+
+def _start_worker(rules_file: Path | None, want: _Wanted) -> None:
+    from thatch_receptor.interpret import Interpreter
+    from thatch_receptor.rules import rules_for
+
+    global _worker
+    _worker = (Interpreter(rules_for(None, rules_file=rules_file)), want)
+
+
+def _replay_file(file: Path) -> SessionOutcome:
+    """One trajectory file replayed in a worker, through a receptor of its own."""
+    from thatch_receptor.receptor import Receptor
+    from thatch_receptor.trajectories import read_trajectories
+
+    assert _worker is not None, "a worker starts with _start_worker"
+    interpreter, want = _worker
+    ((session, events),) = read_trajectories(file)
+    return outcome(replay_session(session, events, Receptor(), interpreter), want)
 
 
 def replay_session(

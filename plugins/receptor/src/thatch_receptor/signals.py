@@ -6,7 +6,8 @@ it points at an axis (0 to 1). A reading is an impulse: the receptor adds it
 to the axis, which decays between events (:mod:`thatch_receptor.receptor`),
 so a source speaks when the current event adds evidence and stays silent
 otherwise. Sources are free of side effects and read at most the medium
-window, so a replay runs tens of thousands of events a second.
+window, so each read takes microseconds. Each ``read`` returns a list (most
+often empty): a generator would cost more than most reads.
 
 ========================  ============  =================================================
 source                    axis          reads
@@ -41,7 +42,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -49,7 +50,7 @@ import attrs
 from thatch.plugin import SignalReading
 
 from thatch_receptor.actions import Action, actions_of, edit_run_cycle
-from thatch_receptor.history import SessionHistory
+from thatch_receptor.history import SessionHistory, folder_of
 
 if TYPE_CHECKING:
     from thatch.plugin import Event, EventHistory, SignalSource, Window
@@ -95,6 +96,13 @@ def window_paths(history: EventHistory, window: Window) -> Sequence[str]:
     return [path for action in window_actions(history, window) for path in action.paths]
 
 
+def window_folders(history: EventHistory, window: Window) -> Sequence[str]:
+    """The folder of each of a window's paths (worked out once by a SessionHistory)."""
+    if isinstance(history, SessionHistory):
+        return history.folders(window)
+    return [folder_of(path) for path in window_paths(history, window)]
+
+
 def current_actions(event: Event, history: EventHistory) -> tuple[Action, ...]:
     """The current event's actions."""
     if isinstance(history, SessionHistory):
@@ -135,15 +143,15 @@ class EditRunFailures:
     #: Edit↔run switches in the short window that make the reading 1 (at a 100 % failure rate).
     full_alternations: int = 6
 
-    def read(self, event: Event, history: EventHistory) -> Iterator[SignalReading]:
+    def read(self, event: Event, history: EventHistory) -> list[SignalReading]:
         failing = [a for a in current_actions(event, history) if a.kind == "run" and a.failed]
         if not failing:
-            return
+            return []
         switches, runs, failed = edit_run_cycle(window_actions(history, "short"))
         failure_rate = failed / max(1, runs)
         value = max(self.single, min(1.0, switches / self.full_alternations) * failure_rate)
         detail = f"{failing[-1].text}; {switches} edit/run switches, {failure_rate:.0%} failing"
-        yield SignalReading(self.name, "frustration", value, detail)
+        return [SignalReading(self.name, "frustration", value, detail)]
 
 
 @attrs.define
@@ -170,19 +178,21 @@ class RephrasedSearch:
 
         self._vectors = vector
 
-    def read(self, event: Event, history: EventHistory) -> Iterator[SignalReading]:
+    def read(self, event: Event, history: EventHistory) -> list[SignalReading]:
         queries = [a.query for a in current_actions(event, history) if _is_search(a)]
         if not queries:
-            return
+            return []
         earlier = [a.query for a in window_actions(history, "short") if _is_search(a)]
         earlier = earlier[: len(earlier) - len(queries)]
+        readings = []
         for query in queries:
             assert query is not None
             matches = [old for old in earlier if old is not None and self._rephrases(query, old)]
             if matches:
                 value = min(1.0, 0.5 + 0.2 * (len(matches) - 1))
                 detail = f'"{query}" again in other words ({len(matches)} earlier)'
-                yield SignalReading(self.name, "frustration", value, detail)
+                readings.append(SignalReading(self.name, "frustration", value, detail))
+        return readings
 
     def _rephrases(self, query: str, earlier: str) -> bool:
         same_words = overlap(words(query), words(earlier))
@@ -201,11 +211,17 @@ class EmptySearch:
     recall: float = 0.8
     search: float = 0.4
 
-    def read(self, event: Event, history: EventHistory) -> Iterator[SignalReading]:
-        for action in current_actions(event, history):
-            if action.result_count == 0:
-                value = self.recall if action.kind == "memory_read" else self.search
-                yield SignalReading(self.name, "seeking", value, action.text)
+    def read(self, event: Event, history: EventHistory) -> list[SignalReading]:
+        return [
+            SignalReading(
+                self.name,
+                "seeking",
+                self.recall if action.kind == "memory_read" else self.search,
+                action.text,
+            )
+            for action in current_actions(event, history)
+            if action.result_count == 0
+        ]
 
 
 @attrs.define
@@ -218,18 +234,19 @@ class SearchDiversity:
     #: Searches at which the reading reaches its full weight.
     full: int = 6
 
-    def read(self, event: Event, history: EventHistory) -> Iterator[SignalReading]:
+    def read(self, event: Event, history: EventHistory) -> list[SignalReading]:
         if not any(_is_search(a) for a in current_actions(event, history)):
-            return
+            return []
         queries = [words(a.query or "") for a in window_actions(history, "short") if _is_search(a)]
         if len(queries) < self.minimum:
-            return
+            return []
         pairs = [(a, b) for i, a in enumerate(queries) for b in queries[i + 1 :]]
         similarity = sum(overlap(a, b) for a, b in pairs) / len(pairs)
         value = (1.0 - similarity) * min(1.0, len(queries) / self.full)
-        if value > 0:
-            detail = f"{len(queries)} searches sharing {similarity:.0%} of their words"
-            yield SignalReading(self.name, "uncertainty", value, detail)
+        if value <= 0:
+            return []
+        detail = f"{len(queries)} searches sharing {similarity:.0%} of their words"
+        return [SignalReading(self.name, "uncertainty", value, detail)]
 
 
 @attrs.define
@@ -244,19 +261,18 @@ class Fatigue:
     busy: int = 30
     per_busy_event: float = 0.002
 
-    def read(self, event: Event, history: EventHistory) -> Iterator[SignalReading]:
-        started = history.started_at if isinstance(history, SessionHistory) else None
-        if started is None:
+    def read(self, event: Event, history: EventHistory) -> list[SignalReading]:
+        if isinstance(history, SessionHistory):
+            started, volume = history.started_at, history.size("short")
+        else:
             session = history.window("session")
             started = session[0].received_at if session else history.now
-        hours = max(0.0, history.now - started) / 3600
-        if isinstance(history, SessionHistory):
-            volume = history.size("short")
-        else:
             volume = len(history.window("short"))
+        hours = max(0.0, history.now - started) / 3600
         extra = max(0, volume - self.busy) * self.per_busy_event
         value = min(1.0, self.base + self.per_hour * hours + extra)
-        yield SignalReading(self.name, "fatigue", value, f"{hours:.1f} h, {volume} events in 5 min")
+        detail = f"{hours:.1f} h, {volume} events in 5 min"
+        return [SignalReading(self.name, "fatigue", value, detail)]
 
 
 @attrs.define
@@ -271,23 +287,28 @@ class ImplementationChain:
     #: The reading of a chain with an edit but no passing run yet.
     editing: float = 0.15
 
-    def read(self, event: Event, history: EventHistory) -> Iterator[SignalReading]:
+    def read(self, event: Event, history: EventHistory) -> list[SignalReading]:
         current = current_actions(event, history)
         if not current or any(a.failed for a in current):
-            return
+            return []
         length = edits = passes = 0
         for action in reversed(window_actions(history, "short")):
             if action.failed:
                 break
             length += 1
-            edits += action.kind == "edit"
-            passes += action.kind == "run"
+            kind = action.kind
+            if kind == "edit":
+                edits += 1
+            elif kind == "run":
+                passes += 1
         if edits and passes:
             value = min(1.0, self.start + self.per_action * length)
             detail = f"{length} actions without a failure: {edits} edits, {passes} passing runs"
-            yield SignalReading(self.name, "flow", value, detail)
-        elif edits:
-            yield SignalReading(self.name, "flow", self.editing, f"{edits} edits, nothing failing")
+            return [SignalReading(self.name, "flow", value, detail)]
+        if edits:
+            detail = f"{edits} edits, nothing failing"
+            return [SignalReading(self.name, "flow", self.editing, detail)]
+        return []
 
 
 @attrs.define
@@ -296,13 +317,13 @@ class Delegation:
 
     name: str = "delegation"
 
-    def read(self, event: Event, history: EventHistory) -> Iterator[SignalReading]:
+    def read(self, event: Event, history: EventHistory) -> list[SignalReading]:
         if not any(a.kind == "delegation" for a in current_actions(event, history)):
-            return
+            return []
         actions = window_actions(history, "short")
         share = sum(a.kind == "delegation" for a in actions) / len(actions)
         detail = f"{share:.0%} of the last 5 minutes' actions delegated"
-        yield SignalReading(self.name, "isolation", min(1.0, 0.2 + share), detail)
+        return [SignalReading(self.name, "isolation", min(1.0, 0.2 + share), detail)]
 
 
 @attrs.define
@@ -329,57 +350,74 @@ class PathHeatmap:
     #: AUC on the sample runs; edit-run-failures reads failing runs already.
     converged_stuck: float = 0.0
 
-    def read(self, event: Event, history: EventHistory) -> Iterator[SignalReading]:
+    def read(self, event: Event, history: EventHistory) -> list[SignalReading]:
         current = current_actions(event, history)
         paths = [p for a in current for p in a.paths]
         if not paths:
-            return
-        yield from self._shift(len(paths), history)
-        yield from self._unknown(current, history)
-        yield from self._scattered(paths, history)
-        yield from self._converging(paths, history)
+            return []
+        found = [
+            self._shift(len(paths), history),
+            self._unknown(current, history),
+            *self._scattered(paths, history),
+            self._converging(paths, history),
+        ]
+        return [reading for reading in found if reading is not None]
 
-    def _shift(self, current: int, history: EventHistory) -> Iterable[SignalReading]:
+    def _shift(self, current: int, history: EventHistory) -> SignalReading | None:
         """Uncertainty when the current event moves the short window's hot folder elsewhere."""
-        # The short window is the medium window's last part: one list, cut in three.
-        paths = window_paths(history, "medium")
-        earlier = len(paths) - len(window_paths(history, "short"))
+        # The short window is the medium window's last part: one list, cut in two.
+        folders = window_folders(history, "medium")
+        short = len(window_folders(history, "short"))
+        earlier = len(folders) - short
         if earlier < self.settled:
-            return
-        before = _hottest(paths[earlier : len(paths) - current])
-        after = _hottest(paths[earlier:])
-        if after is None or after == before:
-            return  # no move: the settled folder (the costly count) cannot matter
-        settled = _hottest(paths[:earlier])
-        if before in (None, settled) and after != settled:
-            detail = f"hot folder moved from {settled} to {after}"
-            yield SignalReading(self.name, "uncertainty", self.shift, detail)
+            return None
+        counts = Counter(folders[earlier:])
+        after = max(counts, key=counts.__getitem__)  # max keeps the first of equals
+        # The window before this event: its folders come last, so taking them off
+        # leaves the others in the order they first came.
+        counts.subtract(folders[len(folders) - current :])
+        before = max((f for f in counts if counts[f] > 0), key=counts.__getitem__, default=None)
+        if after == before:
+            return None  # no move: the settled folder (the costly count) cannot matter
+        settled = _hottest(folders[:earlier])
+        if before not in (None, settled) or after == settled:
+            return None
+        detail = f"hot folder moved from {settled} to {after}"
+        return SignalReading(self.name, "uncertainty", self.shift, detail)
 
-    def _unknown(self, current: Sequence[Action], history: EventHistory) -> Iterable[SignalReading]:
+    def _unknown(self, current: Sequence[Action], history: EventHistory) -> SignalReading | None:
         """Seeking when a read or search reaches a path the session never touched."""
         if not isinstance(history, SessionHistory) or history.count <= self.warm_up:
-            return
+            return None
+        new = history.new_paths()
+        if not new:
+            return None
         looking = {p for a in current if a.kind in ("read", "search") for p in a.paths}
-        new = [p for p in history.new_paths() if p in looking]
-        if new:
-            yield SignalReading(self.name, "seeking", self.unknown, f"first look at {new[0]}")
+        for path in new:
+            if path in looking:
+                return SignalReading(self.name, "seeking", self.unknown, f"first look at {path}")
+        return None
 
-    def _scattered(self, paths: Sequence[str], history: EventHistory) -> Iterable[SignalReading]:
+    def _scattered(self, paths: Sequence[str], history: EventHistory) -> list[SignalReading]:
         """Frustration when one file name turns up under different folders in the short window."""
         names = {_name(p) for p in paths if "." in _name(p)}
         if not names:
-            return
+            return []
         folders: dict[str, set[str]] = {}
-        for path in window_paths(history, "short"):
+        # Each path once, in the order the window first touched it (names keep that order).
+        for path in dict.fromkeys(window_paths(history, "short")):
             name = _name(path)
             if name in names:
-                folders.setdefault(name, set()).add(_folder(path))
-        for name, seen in folders.items():
-            if len(seen) >= 3:
-                detail = f"{name} under {len(seen)} folders"
-                yield SignalReading(self.name, "frustration", self.scattered, detail)
+                folders.setdefault(name, set()).add(folder_of(path))
+        return [
+            SignalReading(
+                self.name, "frustration", self.scattered, f"{name} under {len(seen)} folders"
+            )
+            for name, seen in folders.items()
+            if len(seen) >= 3
+        ]
 
-    def _converging(self, paths: Sequence[str], history: EventHistory) -> Iterable[SignalReading]:
+    def _converging(self, paths: Sequence[str], history: EventHistory) -> SignalReading | None:
         """Flow or frustration when the short window comes to converge on one path.
 
         It speaks on the event that makes one path hold ``focus_share`` of the
@@ -391,25 +429,26 @@ class PathHeatmap:
         short = window_paths(history, "short")
         total = len(short)
         if total < self.focus_accesses:
-            return
+            return None
         # The hot path must be one of this event's: most events end here, at a count in C.
         if max(short.count(path) for path in paths) / total < self.focus_share:
-            return
+            return None
         counts = Counter(short)
         hot = max(counts, key=counts.__getitem__)  # the first of equals
         share = counts[hot] / total
         if hot not in paths or share < self.focus_share:
-            return
+            return None
         counts.subtract(paths)  # the window before this event: its paths come last
         before = total - len(paths)
         if before and max(counts.values()) / before >= self.focus_share:
-            return  # converged already: this event adds no new evidence
+            return None  # converged already: this event adds no new evidence
         _, runs, failed = edit_run_cycle(window_actions(history, "short"))
         stuck = runs > 0 and failed / runs > self.failing
         value = self.converged_stuck if stuck else self.converged
-        if value > 0:
-            detail = f"{share:.0%} of the last 5 minutes' path accesses on {hot}"
-            yield SignalReading(self.name, "frustration" if stuck else "flow", value, detail)
+        if value <= 0:
+            return None
+        detail = f"{share:.0%} of the last 5 minutes' path accesses on {hot}"
+        return SignalReading(self.name, "frustration" if stuck else "flow", value, detail)
 
 
 def _is_search(action: Action) -> bool:
@@ -423,19 +462,13 @@ def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
 
 
 @lru_cache(maxsize=4096)
-def _folder(path: str) -> str:
-    head, _, _ = path.rstrip("/").rpartition("/")
-    return head or "."
-
-
-@lru_cache(maxsize=4096)
 def _name(path: str) -> str:
     return path.rstrip("/").rpartition("/")[2]
 
 
-def _hottest(paths: Sequence[str]) -> str | None:
-    """The folder most of ``paths`` are in (the first such, on a tie), or None without paths."""
-    if not paths:
+def _hottest(folders: Sequence[str]) -> str | None:
+    """The folder most often in ``folders`` (the first such, on a tie), or None without one."""
+    if not folders:
         return None
-    counts = Counter(map(_folder, paths))
+    counts = Counter(folders)
     return max(counts, key=counts.__getitem__)  # max keeps the first of equals
