@@ -15,6 +15,8 @@ from thatch_claude.failures import ReportedFailures
 
 SESSION = "3f1c2a9e-7b4d-4c1e-9a55-0d2f6e8b1c47"
 CWD = "/home/dev/shop"
+#: The transcript every recorded Claude Code payload names.
+TRANSCRIPT = f"/home/dev/.claude/projects/-home-dev-shop/{SESSION}.jsonl"
 CONVERSATION = "c92d1e07-3a4b-4f6c-b815-5e2a9d0f7c31"
 
 #: Event name → recorded payload file.
@@ -42,6 +44,7 @@ def parse(hook_event: str, payload: Any, harness: str = "claude") -> Event | Non
 
 
 def claude_event(kind: Any, hook_event: str, **fields: Any) -> Event:
+    fields.setdefault("transcript_path", TRANSCRIPT)
     return Event(
         kind=kind, harness="claude", session_id=SESSION, hook_event=hook_event, cwd=CWD, **fields
     )

@@ -8,17 +8,16 @@ stay with the sqlite plugin.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 import thatch
-from thatch.plugin import Config, LoggedPrediction, hookimpl
+from thatch.plugin import Config, hookimpl
 from thatch.testing import WordHashEmbedder
+from thatch.testing.contracts import logged
 from thatch_sqlite.storage import SQLiteStorage
 
 BACKEND = "elsewhere"
-SHOWN = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
 
 
 def _open_elsewhere(config: Config) -> SQLiteStorage:
@@ -58,11 +57,11 @@ def _open(home: Path) -> thatch.Thatch:
 
 
 def test_each_part_lives_in_the_backend_the_config_names(split_home: Path) -> None:
-    entry = LoggedPrediction.shown("s1", "Prediction: the user handles errors first", SHOWN)
+    entry = logged(toward="handle errors first")
     with _open(split_home) as th:
         th.remember("tabs", "The user indents with tabs", store="global")
         th.decisions.update("writing a parser", "handle errors first", "create", store="global")
-        assert th.prediction_storage.record_prediction(entry) == (entry, True)
+        assert th.prediction_storage.record_predictions([entry]) == [True]
         assert th.memory_storage is not th.decision_storage
         assert th.integrity_problems() == []
 
@@ -83,4 +82,4 @@ def test_each_part_lives_in_the_backend_the_config_names(split_home: Path) -> No
         hits = th.decisions.query("writing a parser", stores="all")
         assert [hit.prediction.statement for hit in hits] == ["handle errors first"]
         assert th.known_stores() == ["global"]
-        assert th.prediction_storage.get_prediction_entry(entry.id) == entry
+        assert th.prediction_storage.get_prediction_entry(entry.id, entry.session_id) == entry

@@ -22,12 +22,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 from thatch.paths import Paths
-from thatch.plugin import LoggedPrediction
 from thatch.plugin.config import Config
 from thatch.plugin.errors import ArchivedMemoryError, StorageError
 from thatch.plugin.records import NewMemory, Scope
 from thatch.plugin.sqlite import user_version
 from thatch.plugins import PluginSelection, create_manager
+from thatch.testing.contracts import logged
 from thatch_sqlite import cache, fts, plugin
 from thatch_sqlite.connect import BUSY_TIMEOUT_MS
 from thatch_sqlite.migrations import MIGRATIONS, SCHEMA_VERSION, migrate
@@ -558,7 +558,7 @@ def test_a_v1_database_migrates_to_the_current_schema(db_path: Path) -> None:
         conn.close()
 
     with SQLiteStorage(db_path) as storage:
-        assert pragma(storage, "user_version") == SCHEMA_VERSION == 4
+        assert pragma(storage, "user_version") == SCHEMA_VERSION == 5
         [memory] = storage.list_memories()
         assert (memory.label, memory.content) == ("old", "kept content")
         assert [h.id for h in storage.vector_search(unit(1), "m", Scope((STORE,)), 5)] == [
@@ -570,15 +570,78 @@ def test_a_v1_database_migrates_to_the_current_schema(db_path: Path) -> None:
         assert storage.link(matcher.id, prediction.id)
         _confirm(storage, prediction.id)
         assert [h.id for h in storage.nearest_matchers(unit(2), "m", [STORE], 5)] == [matcher.id]
-        entry = LoggedPrediction.shown(
-            "s1", "Prediction: statement", datetime(2025, 3, 1, tzinfo=UTC)
-        )
-        assert storage.record_prediction(entry) == (entry, True)
+        entry = logged(fields={"triggers": ["a parser"]})
+        assert storage.record_predictions([entry]) == [True]
         assert storage.integrity_problems() == []
     with SQLiteStorage(db_path) as again:
         assert len(again.list_predictions()) == 1
         assert again.list_prediction_entries() == [entry]
         assert again.integrity_problems() == []
+
+
+SCORED = datetime(2025, 3, 2, tzinfo=UTC)
+
+
+def test_a_v4_prediction_log_is_replaced_by_the_row_table(db_path: Path) -> None:
+    db_path.parent.mkdir(parents=True)
+    conn = raw(db_path)
+    try:
+        # v4 kept a hashed id and the block's text; only tests ever wrote to it.
+        assert migrate(conn, db_path, MIGRATIONS[:4]) == 0
+        conn.execute(
+            "INSERT INTO prediction_log (id, session_id, store, text, recorded_at)"
+            " VALUES ('0123abcd', 's1', '', 'Prediction: old', 1.0)"
+        )
+    finally:
+        conn.close()
+
+    with SQLiteStorage(db_path) as storage:
+        assert pragma(storage, "user_version") == SCHEMA_VERSION
+        assert storage.list_prediction_entries() == []
+        entry = logged(fields={"levers": {"depth": 2}})
+        assert storage.record_predictions([entry]) == [True]
+        assert storage.list_prediction_entries() == [entry]
+        assert storage.integrity_problems() == []
+
+
+def test_a_prediction_row_is_stored_in_its_columns(storage: SQLiteStorage) -> None:
+    entry = logged(2, "s9", fields={"triggers": ["tabs"]}, store=STORE, action="correct")
+    storage.record_predictions([entry])
+    storage.score_prediction(entry.id, "accept", SCORED)
+    row = storage._conn.execute(
+        "SELECT id, session_id, action, confidence, source, fields, store, actual, scored_at"
+        " FROM prediction_log"
+    ).fetchone()
+    assert row == (
+        "s9:2:1",
+        "s9",
+        "correct",
+        70,
+        "assistant",
+        '{"triggers": ["tabs"]}',
+        STORE,
+        "accept",
+        SCORED.timestamp(),
+    )
+
+
+@pytest.mark.parametrize(
+    ("column", "value"),
+    [
+        ("confidence", 101),
+        ("source", "elsewhere"),
+        ("actual", "maybe"),
+        ("fields", "[1]"),
+        ("scored_at", None),
+    ],
+)
+def test_the_schema_refuses_a_row_that_is_not_one(
+    storage: SQLiteStorage, column: str, value: object
+) -> None:
+    # Another program writing the file directly still cannot store a broken row.
+    storage.record_predictions([logged(actual="accept", scored_at=SCORED)])
+    with pytest.raises(sqlite3.IntegrityError):
+        storage._conn.execute(f"UPDATE prediction_log SET {column} = ?", (value,))
 
 
 def test_evidence_counts_are_stored_as_real(storage: SQLiteStorage) -> None:

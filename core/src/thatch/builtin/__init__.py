@@ -12,4 +12,5 @@ BUILTIN_PLUGINS: dict[str, str] = {
     "recall-nudge": "thatch.builtin.recall",
     "decision-nudge": "thatch.builtin.decisions",
     "save-reminder": "thatch.builtin.reminder",
+    "prediction-log": "thatch.builtin.predlog",
 }

@@ -9,7 +9,7 @@ from thatch.api import Thatch
 from thatch.cli import output
 from thatch.cli.inputs import answer_stdin_queries, batches, count_checked, open_import_file
 from thatch.cli.memory_commands import connect
-from thatch.decisions.calibration import CalibrationReport
+from thatch.decisions.calibration import CalibrationReport, reliability_rows
 from thatch.decisions.engine import UpdateResult
 from thatch.decisions.nudge import format_block
 from thatch.decisions.service import PredictionDetail, parse_update_calls
@@ -182,13 +182,6 @@ def calibration(args: argparse.Namespace) -> int:
 def _print_report(report: CalibrationReport) -> None:
     brier = "n/a (no scored showings yet)" if report.brier is None else f"{report.brier:.4f}"
     print(f"showings: {report.showings}, scored: {report.scored}, Brier score: {brier}")
-    rows = [
-        (
-            f"{b.low:.1f}-{b.high:.1f}",
-            str(b.count),
-            "-" if b.mean_confidence is None else f"{b.mean_confidence:.3f}",
-            "-" if b.mean_outcome is None else f"{b.mean_outcome:.3f}",
-        )
-        for b in report.bins
-    ]
-    output.print_table(rows, ("CONFIDENCE", "SHOWINGS", "MEAN CONF", "MEAN OUTCOME"))
+    output.print_table(
+        reliability_rows(report), ("CONFIDENCE", "SHOWINGS", "MEAN CONF", "MEAN OUTCOME")
+    )

@@ -12,6 +12,8 @@ same prediction that arrives later in the same session:
 
 The Brier score is the mean of (confidence shown − outcome)² over scored
 showings: 0 is perfect, 0.25 is what always saying 0.5 earns.
+:func:`reliability` computes it and the reliability table for any scored
+forecasts (the prediction log's too, ``thatch predlog report``).
 """
 
 from __future__ import annotations
@@ -82,25 +84,53 @@ def calibration_report(
 ) -> CalibrationReport:
     """The Brier score and a reliability table of ``bins`` equal confidence bins."""
     scored = score_showings(fires, signals)
+    forecasts = [(s.fire.confidence, s.outcome) for s in scored]
+    return reliability(forecasts, showings=len(fires), bins=bins)
+
+
+def reliability(
+    forecasts: Sequence[tuple[float, float]], showings: int, bins: int = BINS
+) -> CalibrationReport:
+    """The Brier score and reliability table of scored forecasts.
+
+    :param forecasts: each scored forecast's (confidence 0–1, outcome 0–1).
+    :param showings: how many forecasts were made, scored or not.
+    :param bins: how many equal confidence bins the table has.
+    """
     brier = (
-        sum((s.fire.confidence - s.outcome) ** 2 for s in scored) / len(scored) if scored else None
+        sum((confidence - outcome) ** 2 for confidence, outcome in forecasts) / len(forecasts)
+        if forecasts
+        else None
     )
-    grouped: list[list[ScoredShowing]] = [[] for _ in range(bins)]
-    for showing in scored:
+    grouped: list[list[tuple[float, float]]] = [[] for _ in range(bins)]
+    for forecast in forecasts:
         # round() first: 0.7 * 10 must land in bin 7, not 6.999… in bin 6.
-        index = min(int(round(showing.fire.confidence * bins, 9)), bins - 1)
-        grouped[index].append(showing)
+        index = min(int(round(forecast[0] * bins, 9)), bins - 1)
+        grouped[index].append(forecast)
     table = tuple(
         ReliabilityBin(
             low=round(i / bins, 4),
             high=round((i + 1) / bins, 4),
             count=len(group),
-            mean_confidence=_mean([s.fire.confidence for s in group]),
-            mean_outcome=_mean([s.outcome for s in group]),
+            mean_confidence=_mean([confidence for confidence, _ in group]),
+            mean_outcome=_mean([outcome for _, outcome in group]),
         )
         for i, group in enumerate(grouped)
     )
-    return CalibrationReport(showings=len(fires), scored=len(scored), brier=brier, bins=table)
+    return CalibrationReport(showings=showings, scored=len(forecasts), brier=brier, bins=table)
+
+
+def reliability_rows(report: CalibrationReport) -> list[tuple[str, str, str, str]]:
+    """The reliability table as printed: range, count, mean confidence, mean outcome."""
+    return [
+        (
+            f"{b.low:.1f}-{b.high:.1f}",
+            str(b.count),
+            "-" if b.mean_confidence is None else f"{b.mean_confidence:.3f}",
+            "-" if b.mean_outcome is None else f"{b.mean_outcome:.3f}",
+        )
+        for b in report.bins
+    ]
 
 
 def _mean(values: Sequence[float]) -> float | None:

@@ -57,7 +57,13 @@ if TYPE_CHECKING:
         PayloadClaim,
     )
     from thatch.plugin.nudge import TIERS, Nudge, plain_text
-    from thatch.plugin.prediction_log import LoggedPrediction, PredictionStorage, entry_id
+    from thatch.plugin.prediction_log import (
+        ACTUALS,
+        SOURCES,
+        Candidate,
+        LoggedPrediction,
+        PredictionStorage,
+    )
     from thatch.plugin.privacy import redact_secrets
     from thatch.plugin.receptor import (
         AXES,
@@ -212,7 +218,9 @@ _HOMES = {
     "compare_installed": "thatch.plugin.setup",
     "delta_key": "thatch.plugin.receptor",
     "describe_value": "thatch.plugin.fields",
-    "entry_id": "thatch.plugin.prediction_log",
+    "ACTUALS": "thatch.plugin.prediction_log",
+    "SOURCES": "thatch.plugin.prediction_log",
+    "Candidate": "thatch.plugin.prediction_log",
     "hookimpl": "thatch.plugin.specs",
     "make_private_dirs": "thatch.private",
     "optional_flag": "thatch.plugin.fields",
@@ -241,6 +249,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "ACTUALS",
     "AXES",
     "DEFAULT_BACKEND",
     "DEFAULT_MODEL",
@@ -251,6 +260,7 @@ __all__ = [
     "ISOLATED_HOOKS",
     "PATTERNS",
     "SIGNALS",
+    "SOURCES",
     "STORAGE_PARTS",
     "TIERS",
     "VERDICTS",
@@ -260,6 +270,7 @@ __all__ = [
     "ArchivedMemoryError",
     "Axis",
     "Briefing",
+    "Candidate",
     "Change",
     "Command",
     "CommandContext",
@@ -331,7 +342,6 @@ __all__ = [
     "compare_installed",
     "delta_key",
     "describe_value",
-    "entry_id",
     "hookimpl",
     "make_private_dirs",
     "optional_flag",

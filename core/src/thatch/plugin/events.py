@@ -74,6 +74,9 @@ class Event:
     #: The harness made the prompt up (Claude Code hands background results
     #: back as prompts): it is recorded and observed, but gets no nudges.
     synthetic: bool = False
+    #: The session's transcript file, when the harness names it (Claude Code's
+    #: ``transcript_path``): read with ``Harness.read_transcript``.
+    transcript_path: str | None = None
 
 
 def shared_identity(kind: str, session_id: str, key: str | None) -> str | None:

@@ -31,7 +31,7 @@ events name thatch's tools (:attr:`Harness.thatch_tool_prefixes`,
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
@@ -40,6 +40,7 @@ import attrs
 if TYPE_CHECKING:
     from thatch.plugin.events import Event, EventKind
     from thatch.plugin.nudge import Nudge
+    from thatch.plugin.prediction_log import Candidate
     from thatch.plugin.setup import Change, Detection, Scope, SetupContext, SetupTarget
 
 #: What the agent reads a hook's answer as: the session's briefing, or context for a prompt.
@@ -203,6 +204,19 @@ class Harness(Protocol):
         the payload is malformed: the hook still exits 0 and the error is logged.
         """
 
+    def read_transcript(self, path: Path) -> Iterable[Candidate] | None:
+        """The texts of a transcript file of this harness that may state Predictions.
+
+        In transcript order: the agent's own texts and sub-agents' results
+        handed back to it. None when the harness has no transcript reader.
+
+        :raises InvalidInputError: the file is missing or not in the
+            harness's format (the message names the path and the line).
+        """
+
+    def transcript_session(self, path: Path) -> str | None:
+        """The session a transcript file of this harness belongs to; None when it cannot tell."""
+
     def deliver(self, nudges: Sequence[Nudge], event: Event) -> str:
         """The exact stdout the harness reads for ``nudges`` answering ``event`` ("" for none).
 
@@ -276,6 +290,12 @@ class HarnessBase:
 
     def parse_event(self, hook_event: str, payload: Mapping[str, Any]) -> Event:
         raise NotImplementedError(f"harness {self.name!r} does not parse events")
+
+    def read_transcript(self, path: Path) -> Iterable[Candidate] | None:
+        return None
+
+    def transcript_session(self, path: Path) -> str | None:
+        return None
 
     def deliver(self, nudges: Sequence[Nudge], event: Event) -> str:
         raise NotImplementedError(f"harness {self.name!r} does not deliver nudges")

@@ -25,17 +25,20 @@ This module imports pytest: import it from tests only.
 
 from __future__ import annotations
 
+import sys
+import threading
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import attrs
 import numpy as np
 import pytest
 
 from thatch.plugin.decision_storage import DecisionKind, DecisionStorage
 from thatch.plugin.decisions import Edge, Matcher, Prediction
-from thatch.plugin.errors import ArchivedMemoryError, NotFoundError
+from thatch.plugin.errors import ArchivedMemoryError, InvalidInputError, NotFoundError
 from thatch.plugin.prediction_log import LoggedPrediction, PredictionStorage
 from thatch.plugin.records import Memory, NewMemory, Scope, ScoredId, StoreInfo
 from thatch.plugin.storage import MemoryStorage
@@ -1212,11 +1215,31 @@ class DecisionStorageContract(BackendContract):
         storage.set_decision_embeddings(name, "model-c", [])
 
 
-def shown(
-    text: str, session: str = "s1", *, minutes: float = 0, store: str = APP
+def logged(
+    number: int = 1,
+    session: str = "s1",
+    *,
+    minutes: float = 0,
+    confidence: int = 70,
+    toward: str | None = None,
+    **changes: Any,
 ) -> LoggedPrediction:
-    """A new log entry for ``text`` shown in ``session``, ``minutes`` after T0."""
-    return LoggedPrediction.shown(session, text, at(minutes), store=store)
+    """The ``number``-th Prediction of ``session`` as a row, recorded ``minutes`` after T0."""
+    row: dict[str, Any] = {
+        "id": f"{session}:1" if number == 1 else f"{session}:{number}:1",
+        "session_id": session,
+        "action": "accept",
+        "toward": f"the user takes option {number}" if toward is None else toward,
+        "confidence": confidence,
+        "source": "assistant",
+        "recorded_at": at(minutes),
+    }
+    return LoggedPrediction(**(row | changes))
+
+
+def scored(entry: LoggedPrediction, actual: str | None, when: datetime | None) -> LoggedPrediction:
+    """``entry`` with this score (``None, None``: unscored)."""
+    return attrs.evolve(entry, actual=actual, scored_at=when)
 
 
 class PredictionStorageContract(BackendContract):
@@ -1228,90 +1251,206 @@ class PredictionStorageContract(BackendContract):
     def test_a_fresh_log_is_empty_and_sound(self, storage: PredictionStorage) -> None:
         assert storage.list_prediction_entries() == []
         assert storage.list_prediction_entries("s1") == []
-        assert storage.get_prediction_entry("nothing") is None
+        assert storage.get_prediction_entry("s1:1") is None
+        assert storage.get_prediction_entry("s1:1", "s1") is None
+        assert storage.record_predictions([]) == []
         assert storage.integrity_problems() == []
 
     def test_recording_keeps_every_field(self, storage: PredictionStorage) -> None:
-        entry = shown("Prediction: the user keeps pytest", minutes=3)
-        stored, created = storage.record_prediction(entry)
-        assert created
+        entry = logged(
+            2,
+            minutes=3,
+            toward='keep the parser strict — «ünïcode» and "quotes"\nover two lines',
+            confidence=0,
+            action="correct",
+            source="task-notification",
+            store=OTHER,
+            fields={"triggers": ["a", "b"], "levers": {"depth": 2, "ok": True, "none": None}},
+        )
+        assert storage.record_predictions([entry]) == [True]
+        stored = storage.get_prediction_entry(entry.id, entry.session_id)
+        assert stored is not None
         assert stored == entry
-        assert stored.recorded_at.utcoffset() == timedelta(0)
-        assert (stored.outcome, stored.scored_at) == (None, None)
+        assert stored.to_json() == entry.to_json()
+        assert (stored.actual, stored.scored_at) == (None, None)
         assert storage.get_prediction_entry(entry.id) == entry
         assert storage.list_prediction_entries() == [entry]
 
-    def test_the_same_id_is_recorded_once(self, storage: PredictionStorage) -> None:
-        first = shown("Prediction: tabs", minutes=1)
-        storage.record_prediction(first)
-        again = LoggedPrediction(
-            id=first.id, session_id="s1", text="other words", recorded_at=at(9), store=OTHER
+    def test_a_time_comes_back_as_the_same_moment(self, storage: PredictionStorage) -> None:
+        east = timezone(timedelta(hours=2))
+        entry = logged(recorded_at=datetime(2025, 3, 1, 14, 0, 0, 123456, tzinfo=east))
+        storage.record_predictions([entry])
+        [stored] = storage.list_prediction_entries()
+        assert stored.recorded_at == entry.recorded_at
+        assert stored.recorded_at.utcoffset() is not None
+
+    def test_an_entry_recorded_with_its_score_keeps_it(self, storage: PredictionStorage) -> None:
+        # An exported log read back in: rows come scored.
+        entry = logged(actual="correct", scored_at=at(30), confidence=100)
+        assert storage.record_predictions([entry]) == [True]
+        assert storage.get_prediction_entry(entry.id) == entry
+
+    def test_a_batch_reports_each_entry_in_order(self, storage: PredictionStorage) -> None:
+        first, second, third = logged(1), logged(2), logged(3)
+        assert storage.record_predictions([first, second]) == [True, True]
+        assert storage.record_predictions([second, third, first]) == [False, True, False]
+        assert storage.list_prediction_entries() == [first, second, third]
+
+    def test_an_entry_already_logged_is_kept_as_stored(self, storage: PredictionStorage) -> None:
+        first = logged(minutes=1, fields={"triggers": ["tabs"]})
+        storage.record_predictions([first])
+        storage.score_prediction(first.id, "accept", at(5))
+        kept = scored(first, "accept", at(5))
+        again = logged(
+            minutes=9, toward="other words", confidence=10, store=OTHER, action="correct"
         )
-        stored, created = storage.record_prediction(again)
-        assert not created
-        assert stored == first
-        assert storage.list_prediction_entries() == [first]
+        assert storage.record_predictions([again]) == [False]
+        assert storage.list_prediction_entries() == [kept]
+
+    def test_within_one_batch_the_first_of_a_key_wins(self, storage: PredictionStorage) -> None:
+        first, copy, other = logged(1), logged(1, confidence=5, minutes=2), logged(2)
+        assert storage.record_predictions([first, copy, other, copy]) == [
+            True,
+            False,
+            True,
+            False,
+        ]
+        assert storage.list_prediction_entries() == [first, other]
+
+    def test_the_key_is_the_id_and_the_session(self, storage: PredictionStorage) -> None:
+        mine = logged(id="shared:1", session_id="s1", minutes=1)
+        theirs = logged(id="shared:1", session_id="s2", minutes=2)
+        assert storage.record_predictions([mine, theirs]) == [True, True]
+        assert storage.get_prediction_entry("shared:1", "s1") == mine
+        assert storage.get_prediction_entry("shared:1", "s2") == theirs
+        assert storage.get_prediction_entry("shared:1", "s3") is None
+        # Without a session: the first recorded.
+        assert storage.get_prediction_entry("shared:1") == mine
+        assert storage.score_prediction("shared:1", "correct", at(4), "s2")
+        assert storage.get_prediction_entry("shared:1", "s2") == scored(theirs, "correct", at(4))
+        assert storage.get_prediction_entry("shared:1", "s1") == mine
+        assert storage.score_prediction("shared:1", "accept", at(6))
+        assert storage.get_prediction_entry("shared:1", "s1") == scored(mine, "accept", at(6))
 
     def test_entries_list_oldest_first_by_session(self, storage: PredictionStorage) -> None:
-        late = shown("late", "s1", minutes=5)
-        early = shown("early", "s2", minutes=1)
-        tie_first = shown("tie one", "s1", minutes=3)
-        tie_second = shown("tie two", "s1", minutes=3)
-        for entry in (late, early, tie_first, tie_second):
-            storage.record_prediction(entry)
-        assert storage.list_prediction_entries() == [early, tie_first, tie_second, late]
+        late = logged(1, "s1", minutes=5)
+        early = logged(1, "s2", minutes=1)
+        tie_first = logged(2, "s1", minutes=3)
+        tie_second = logged(3, "s1", minutes=3)
+        tie_third = logged(2, "s2", minutes=3)
+        storage.record_predictions([late, early, tie_first])
+        storage.record_predictions([tie_second, tie_third])
+        assert storage.list_prediction_entries() == [
+            early,
+            tie_first,
+            tie_second,
+            tie_third,
+            late,
+        ]
         assert storage.list_prediction_entries("s1") == [tie_first, tie_second, late]
-        assert storage.list_prediction_entries("s2") == [early]
+        assert storage.list_prediction_entries("s2") == [early, tie_third]
         assert storage.list_prediction_entries("nobody") == []
 
-    def test_scoring_sets_the_outcome_and_a_new_score_replaces_it(
-        self, storage: PredictionStorage
-    ) -> None:
-        entry = shown("Prediction: the user squashes commits")
-        other = shown("Prediction: left alone", "s2")
-        storage.record_prediction(entry)
-        storage.record_prediction(other)
+    def test_a_new_score_replaces_the_old_one(self, storage: PredictionStorage) -> None:
+        entry = logged(1, fields={"levers": ["speed"]})
+        other = logged(1, "s2")
+        storage.record_predictions([entry, other])
 
-        assert storage.score_prediction(entry.id, True, at(10))
-        scored = storage.get_prediction_entry(entry.id)
-        assert scored is not None
-        assert (scored.outcome, scored.scored_at) == (True, at(10))
-        assert (scored.text, scored.recorded_at, scored.session_id) == (
-            entry.text,
-            entry.recorded_at,
-            entry.session_id,
-        )
-        assert storage.score_prediction(entry.id, False, at(20))
-        rescored = storage.get_prediction_entry(entry.id)
-        assert rescored is not None
-        assert (rescored.outcome, rescored.scored_at) == (False, at(20))
+        assert storage.score_prediction(entry.id, "accept", at(10))
+        assert storage.get_prediction_entry(entry.id) == scored(entry, "accept", at(10))
+        assert storage.score_prediction(entry.id, "correct", at(20), "s1")
+        assert storage.get_prediction_entry(entry.id) == scored(entry, "correct", at(20))
         assert storage.get_prediction_entry(other.id) == other
-        assert not storage.score_prediction("missing", True, at(30))
         # Recording a scored entry again keeps its score.
-        assert storage.record_prediction(entry) == (rescored, False)
+        assert storage.record_predictions([entry]) == [False]
+        assert storage.get_prediction_entry(entry.id) == scored(entry, "correct", at(20))
+
+    def test_scoring_a_missing_entry_is_false(self, storage: PredictionStorage) -> None:
+        entry = logged()
+        storage.record_predictions([entry])
+        assert not storage.score_prediction("missing", "accept", at(30))
+        assert not storage.score_prediction(entry.id, "accept", at(30), "s2")
+        assert storage.list_prediction_entries() == [entry]
+
+    @pytest.mark.parametrize(
+        ("actual", "when"),
+        [("maybe", at(1)), ("", at(1)), ("accept", datetime(2025, 3, 1, 12, 0))],
+    )
+    def test_a_bad_score_is_refused_and_writes_nothing(
+        self, storage: PredictionStorage, actual: str, when: datetime
+    ) -> None:
+        entry = logged()
+        storage.record_predictions([entry])
+        with pytest.raises(InvalidInputError):
+            storage.score_prediction(entry.id, actual, when)
+        assert storage.list_prediction_entries() == [entry]
 
     def test_the_log_survives_reopening(self, open_storage: Opener) -> None:
         first = open_storage()
-        entry = shown("Prediction: kept")
-        first.record_prediction(entry)
-        first.score_prediction(entry.id, True, at(4))
+        entry = logged(fields={"triggers": ["kept"]})
+        first.record_predictions([entry, logged(2)])
+        first.score_prediction(entry.id, "accept", at(4))
         open_storage.close(first)
 
         again = open_storage()
-        stored = again.get_prediction_entry(entry.id)
-        assert stored is not None
-        assert (stored.text, stored.outcome, stored.scored_at) == (entry.text, True, at(4))
+        assert again.list_prediction_entries() == [scored(entry, "accept", at(4)), logged(2)]
+        assert again.record_predictions([entry, logged(3)]) == [False, True]
         assert again.integrity_problems() == []
 
     def test_two_handles_see_each_others_entries(self, open_storage: Opener) -> None:
         one, two = open_storage(), open_storage()
-        entry = shown("Prediction: shared")
+        entry = logged()
         assert two.list_prediction_entries() == []
-        one.record_prediction(entry)
+        assert one.record_predictions([entry]) == [True]
         assert two.get_prediction_entry(entry.id) == entry
-        assert two.record_prediction(entry) == (entry, False)
-        assert two.score_prediction(entry.id, False, at(1))
-        assert one.list_prediction_entries()[0].outcome is False
+        assert two.record_predictions([entry]) == [False]
+        assert two.score_prediction(entry.id, "correct", at(1))
+        assert one.list_prediction_entries() == [scored(entry, "correct", at(1))]
+
+    def test_two_writers_at_once_leave_each_row_once(self, open_storage: Opener) -> None:
+        # Two Stop hooks of one session at once, each recording the transcript
+        # so far as it grows: the same rows, in the same order, again and again.
+        rows = [logged(number, minutes=number % 7) for number in range(1, 41)]
+        handles = [open_storage(), open_storage()]
+        start = threading.Barrier(len(handles))
+        new: dict[str, int] = {row.id: 0 for row in rows}
+        finished: list[int] = []
+
+        def record(index: int) -> None:
+            start.wait()
+            for end in range(4, len(rows) + 1, 4):
+                flags = handles[index].record_predictions(rows[:end])
+                for row, flag in zip(rows, flags, strict=False):
+                    new[row.id] += flag
+            finished.append(index)
+
+        threads = [threading.Thread(target=record, args=(index,)) for index in (0, 1)]
+        # Switch threads often, so that a read and its write seldom run together.
+        interval = sys.getswitchinterval()
+        sys.setswitchinterval(1e-5)
+        try:
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(timeout=60)
+        finally:
+            sys.setswitchinterval(interval)
+        assert sorted(finished) == [0, 1], "a writer failed or did not finish"
+        assert new == {row.id: 1 for row in rows}
+        expected = sorted(rows, key=lambda row: row.recorded_at)
+        assert [row.id for row in handles[0].list_prediction_entries()] == [
+            row.id for row in expected
+        ]
+        assert handles[1].integrity_problems() == []
+
+    def test_integrity_check_passes_after_log_work(self, storage: PredictionStorage) -> None:
+        rows = [logged(number, ("s1", "s2")[number % 2], minutes=number) for number in range(30)]
+        storage.record_predictions(rows)
+        storage.record_predictions(rows[::2])
+        for entry in rows[::3]:
+            storage.score_prediction(entry.id, "accept", at(50), entry.session_id)
+            storage.score_prediction(entry.id, "correct", at(60), entry.session_id)
+        assert storage.integrity_problems() == []
 
 
 class StorageContract(MemoryStorageContract, DecisionStorageContract, PredictionStorageContract):

@@ -23,10 +23,11 @@ PreCompact          compact          ``trigger`` (manual, auto) as ``source``
 SessionEnd          session_end      ``reason`` as ``source``
 ==================  ===============  ==========================================
 
-Every payload has ``session_id`` and ``cwd``; a malformed field raises
-:class:`~thatch.plugin.errors.InvalidInputError` naming it, except in one of a
-batch's calls: that call is logged and left out, the others are kept
-(:func:`thatch_claude.payloads.batch_calls`).
+Every payload has ``session_id``, ``cwd`` and ``transcript_path`` (the
+session's transcript, read by :mod:`thatch_claude.transcript`); a malformed
+field raises :class:`~thatch.plugin.errors.InvalidInputError` naming it,
+except in one of a batch's calls: that call is logged and left out, the
+others are kept (:func:`thatch_claude.payloads.batch_calls`).
 
 A failed call is reported twice
 -------------------------------
@@ -55,6 +56,10 @@ which the Cursor plugin mirrors (:func:`cursor_identity`):
   ``session_start``: the conversation id itself; any other kind: none (no
   identity; Cursor names no key for them and processing one twice is harmless).
 - Payloads from Claude Code itself get no identity: only Cursor repeats events.
+
+Cursor's ``transcript_path`` names a transcript in Cursor's own format, so
+an event from Cursor has no ``transcript_path``: it is never read as Claude
+Code's.
 
 The event's harness stays ``claude`` either way: whoever runs the hook reads
 its output the Claude Code way.
@@ -149,6 +154,9 @@ def parse_event(
     if from_cursor:
         call_ids = [call.call_id for call in calls]
         fields["identity"] = cursor_identity(kind, session_id, payload, call_ids)
+    else:
+        # Cursor's transcript_path is in Cursor's own format: never read as Claude's.
+        fields["transcript_path"] = optional_text(payload, "transcript_path")
     return Event(
         kind=kind,
         harness=HARNESS,

@@ -7,7 +7,7 @@ plugin (every thatch command) stays cheap.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,7 +17,7 @@ from thatch.plugin.harness import ExtractionWorkflow
 from thatch_claude import HARNESS
 
 if TYPE_CHECKING:
-    from thatch.plugin import Event, Nudge, SetupContext
+    from thatch.plugin import Candidate, Event, Nudge, SetupContext
     from thatch.plugin.setup import SetupTarget
 
 #: Claude Code's variable for the project folder it runs in.
@@ -65,6 +65,17 @@ class ClaudeHarness(HarnessBase):
         from thatch_claude.failures import REPORTED
 
         return parse_event(hook_event, payload, REPORTED)
+
+    def read_transcript(self, path: Path) -> Iterable[Candidate]:
+        from thatch_claude.transcript import read_transcript
+
+        return read_transcript(path)
+
+    def transcript_session(self, path: Path) -> str | None:
+        """The session the transcript at ``path`` belongs to (its lines' ``sessionId``)."""
+        from thatch_claude.transcript import transcript_session
+
+        return transcript_session(path)
 
     def deliver(self, nudges: Sequence[Nudge], event: Event) -> str:
         from thatch_claude.delivery import deliver

@@ -279,8 +279,40 @@ _V4: Step = (
     "CREATE INDEX prediction_log_session ON prediction_log (session_id, recorded_at, seq)",
 )
 
+# v5: the prediction log holds one row per Prediction (action, toward,
+# confidence, source, fields), keyed by its positional id within its session
+# (issue 14's "<session>:<n>:1"), and is scored with what the user did. The
+# v4 table held a hashed id and the block's text; nothing wrote to it but
+# tests, so it is replaced, not converted. Rows are unique by (id,
+# session_id): two writers recording the same rows keep each once. fields
+# is the row's JSON object; times are REAL epoch seconds like every table's.
+_V5: Step = (
+    "DROP TABLE prediction_log",
+    """
+    CREATE TABLE prediction_log (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        id TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        action TEXT NOT NULL,
+        toward TEXT NOT NULL,
+        confidence INTEGER NOT NULL CHECK (confidence BETWEEN 0 AND 100),
+        source TEXT NOT NULL CHECK (source IN ('assistant', 'task-notification')),
+        recorded_at REAL NOT NULL,
+        fields TEXT NOT NULL CHECK (json_type(fields) = 'object'),
+        store TEXT NOT NULL,
+        actual TEXT CHECK (actual IN ('accept', 'correct')),
+        scored_at REAL,
+        UNIQUE (id, session_id),
+        CHECK ((actual IS NULL) = (scored_at IS NULL))
+    )
+    """,
+    # Listing goes oldest first, by time then by the order recorded.
+    "CREATE INDEX prediction_log_time ON prediction_log (recorded_at, seq)",
+    "CREATE INDEX prediction_log_session ON prediction_log (session_id, recorded_at, seq)",
+)
+
 #: Every schema step, oldest first. Append new steps here.
-MIGRATIONS: tuple[Step, ...] = (_V1, _V2, _V3, _V4)
+MIGRATIONS: tuple[Step, ...] = (_V1, _V2, _V3, _V4, _V5)
 
 #: The schema version this code writes and understands.
 SCHEMA_VERSION = len(MIGRATIONS)

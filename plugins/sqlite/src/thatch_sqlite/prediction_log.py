@@ -1,12 +1,15 @@
-"""The prediction log in SQLite: one row per Prediction block shown, scored later.
+"""The prediction log in SQLite: one row per Prediction shown, scored later.
 
 :class:`PredictionLogMixin` gives :class:`~thatch_sqlite.storage.SQLiteStorage`
 the methods of :class:`thatch.plugin.PredictionStorage`, on the same
-connection, lock and ``BEGIN IMMEDIATE`` transactions as the memories.
+connection, lock and ``BEGIN IMMEDIATE`` transactions as the memories. A row
+is unique by (id, session_id) (schema v5); ``fields`` is stored as its JSON
+object, times as REAL epoch seconds (read back in UTC: the same moment).
 """
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
 from collections.abc import Callable, Sequence
@@ -15,16 +18,40 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from thatch.plugin import LoggedPrediction
+from thatch.plugin.prediction_log import check_score
 
 from thatch_sqlite.codec import to_time
 
-# Columns in the order _entry() reads them; seq breaks ties of time.
-_ENTRY = "SELECT id, session_id, store, text, recorded_at, outcome, scored_at FROM prediction_log"
-_ENTRIES = """
-    SELECT id, session_id, store, text, recorded_at, outcome, scored_at FROM prediction_log
-    WHERE :all OR session_id = :session
-    ORDER BY recorded_at, seq
+# Columns in the order _row() writes and _entry() reads them.
+_SELECT = """
+    SELECT id, session_id, action, toward, confidence, source, recorded_at, fields, store,
+        actual, scored_at
+    FROM prediction_log
 """
+_INSERT = """
+    INSERT INTO prediction_log (id, session_id, action, toward, confidence, source,
+        recorded_at, fields, store, actual, scored_at)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+    ON CONFLICT (id, session_id) DO NOTHING
+"""
+# The entry an id names: of the session when given, else the first recorded.
+_FOUND = """
+    WHERE seq = (
+        SELECT seq FROM prediction_log
+        WHERE id = :id AND (:any OR session_id = :session)
+        ORDER BY seq LIMIT 1
+    )
+"""
+_SCORE = """
+    UPDATE prediction_log SET actual = :actual, scored_at = :when
+    WHERE seq = (
+        SELECT seq FROM prediction_log
+        WHERE id = :id AND (:any OR session_id = :session)
+        ORDER BY seq LIMIT 1
+    )
+"""
+# seq breaks ties of time: the order recorded.
+_ENTRIES = _SELECT + "WHERE :all OR session_id = :session ORDER BY recorded_at, seq"
 
 
 class PredictionLogMixin:
@@ -33,53 +60,68 @@ class PredictionLogMixin:
     if TYPE_CHECKING:
         _lock: threading.RLock
         _write: Callable[..., AbstractContextManager[sqlite3.Connection]]
-        _fetchone: Callable[[str, Sequence[Any]], Any]
         _fetchall: Callable[[str, Sequence[Any] | dict[str, Any]], list[Any]]
 
-    def record_prediction(self, entry: LoggedPrediction) -> tuple[LoggedPrediction, bool]:
-        # A showing is bookkeeping, like a fire: no fsync on the prompt path.
+    def record_predictions(self, entries: Sequence[LoggedPrediction]) -> list[bool]:
+        if not entries:
+            return []
+        rows = [_row(entry) for entry in entries]
+        # Recording is bookkeeping, like a fire: no fsync on the hook's path.
+        # One transaction: the UNIQUE key makes a row already there (from
+        # this batch or another writer's) an insert that changes nothing.
         with self._write(bookkeeping=True) as conn:
-            cursor = conn.execute(
-                "INSERT INTO prediction_log (id, session_id, store, text, recorded_at,"
-                " outcome, scored_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
-                (
-                    entry.id,
-                    entry.session_id,
-                    entry.store,
-                    entry.text,
-                    entry.recorded_at.timestamp(),
-                    None if entry.outcome is None else int(entry.outcome),
-                    None if entry.scored_at is None else entry.scored_at.timestamp(),
-                ),
-            )
-            created = cursor.rowcount > 0
-            row = conn.execute(_ENTRY + " WHERE id = ?", (entry.id,)).fetchone()
-        return _entry(row), created
+            return [conn.execute(_INSERT, row).rowcount > 0 for row in rows]
 
-    def get_prediction_entry(self, entry_id: str) -> LoggedPrediction | None:
-        row = self._fetchone(_ENTRY + " WHERE id = ?", (entry_id,))
-        return None if row is None else _entry(row)
+    def get_prediction_entry(
+        self, entry_id: str, session_id: str | None = None
+    ) -> LoggedPrediction | None:
+        rows = self._fetchall(_SELECT + _FOUND, _key(entry_id, session_id))
+        return _entry(rows[0]) if rows else None
 
     def list_prediction_entries(self, session_id: str | None = None) -> list[LoggedPrediction]:
         rows = self._fetchall(_ENTRIES, {"all": session_id is None, "session": session_id})
         return [_entry(row) for row in rows]
 
-    def score_prediction(self, entry_id: str, outcome: bool, when: datetime) -> bool:
+    def score_prediction(
+        self, entry_id: str, actual: str, when: datetime, session_id: str | None = None
+    ) -> bool:
+        check_score(actual, when)
+        params = _key(entry_id, session_id) | {"actual": actual, "when": when.timestamp()}
         with self._write() as conn:
-            cursor = conn.execute(
-                "UPDATE prediction_log SET outcome = ?, scored_at = ? WHERE id = ?",
-                (int(outcome), when.timestamp(), entry_id),
-            )
-            return cursor.rowcount > 0
+            return conn.execute(_SCORE, params).rowcount > 0
+
+
+def _key(entry_id: str, session_id: str | None) -> dict[str, Any]:
+    return {"id": entry_id, "any": session_id is None, "session": session_id}
+
+
+def _row(entry: LoggedPrediction) -> tuple[Any, ...]:
+    return (
+        entry.id,
+        entry.session_id,
+        entry.action,
+        entry.toward,
+        entry.confidence,
+        entry.source,
+        entry.recorded_at.timestamp(),
+        json.dumps(entry.fields, ensure_ascii=False),
+        entry.store,
+        entry.actual,
+        None if entry.scored_at is None else entry.scored_at.timestamp(),
+    )
 
 
 def _entry(row: Sequence[Any]) -> LoggedPrediction:
     return LoggedPrediction(
         id=row[0],
         session_id=row[1],
-        store=row[2],
-        text=row[3],
-        recorded_at=to_time(row[4]),
-        outcome=None if row[5] is None else bool(row[5]),
-        scored_at=None if row[6] is None else to_time(row[6]),
+        action=row[2],
+        toward=row[3],
+        confidence=row[4],
+        source=row[5],
+        recorded_at=to_time(row[6]),
+        fields=json.loads(row[7]),
+        store=row[8],
+        actual=row[9],
+        scored_at=None if row[10] is None else to_time(row[10]),
     )
