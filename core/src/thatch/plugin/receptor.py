@@ -35,6 +35,7 @@ WINDOW_SECONDS: Mapping[Window, float | None] = {"short": 300.0, "medium": 1800.
 #: Pattern labels of recent work that the receptor's layers give; a plugin may add others.
 PATTERNS: tuple[str, ...] = ("trial_error", "wandering", "exploring", "implementation")
 
+
 def _unit(instance: object, attribute: attrs.Attribute[Any], value: float) -> None:
     """Between 0 and 1 (one comparison: a replay makes tens of thousands of readings a second)."""
     if not 0.0 <= value <= 1.0:
