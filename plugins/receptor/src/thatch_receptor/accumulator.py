@@ -20,6 +20,7 @@ binary search rather than a pass over the session.
 from __future__ import annotations
 
 import math
+import operator
 from bisect import bisect_left
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
@@ -59,7 +60,8 @@ class Accumulator:
         self._half_lives = {axis: half_lives.get(axis, HALF_LIVES[axis]) for axis in AXES}
         self._gains = {axis: gains.get(axis, GAINS[axis]) for axis in AXES}
         self._max_decay = max_decay_seconds
-        self._values: dict[Axis, float] = dict.fromkeys(AXES, 0.0)
+        #: Each axis's value, in :data:`AXES` order.
+        self._values: list[float] = [0.0] * len(AXES)
         self._last_at: float | None = None
         #: Each axis's decay factor over a gap, by gap: events mostly come a step apart.
         self._decays: dict[float, tuple[float, ...]] = {}
@@ -67,25 +69,33 @@ class Accumulator:
     @property
     def values(self) -> dict[Axis, float]:
         """Each axis's value after the last event."""
-        return dict(self._values)
+        return dict(zip(AXES, self._values, strict=True))
 
     def step(self, at: float, readings: Iterable[SignalReading]) -> dict[Axis, float]:
         """Advance by one event at time ``at`` with its readings; the axes' new values."""
+        return dict(zip(AXES, self.advance(at, readings), strict=True))
+
+    def advance(self, at: float, readings: Iterable[SignalReading]) -> list[float]:
+        """:meth:`step`, the new values in :data:`AXES` order (a new list each time)."""
         dt = 0.0 if self._last_at is None else min(self._max_decay, max(0.0, at - self._last_at))
         self._last_at = at
-        kept = dict.fromkeys(AXES, 1.0)
+        values = list(map(operator.mul, self._values, self._decay(dt)))
+        # An axis without a reading keeps its decayed value (its impulse is 0).
+        kept: dict[Axis, float] = {}
         gains = self._gains
         for reading in readings:
             axis = reading.axis
-            if axis in kept:
-                kept[axis] *= 1.0 - min(1.0, gains[axis] * reading.value)
-        values = self._values
-        for axis, decay in zip(AXES, self._decay(dt), strict=True):
-            decayed = values[axis] * decay
-            impulse = 1.0 - kept[axis]
-            values[axis] = decayed + impulse * (1.0 - decayed)
-        values["flow"] *= kept["frustration"]
-        return dict(values)
+            gain = gains.get(axis)
+            if gain is not None:
+                kept[axis] = kept.get(axis, 1.0) * (1.0 - min(1.0, gain * reading.value))
+        for axis, left in kept.items():
+            index = _INDEX[axis]
+            decayed = values[index]
+            values[index] = decayed + (1.0 - left) * (1.0 - decayed)
+        if "frustration" in kept:
+            values[_FLOW] *= kept["frustration"]
+        self._values = values
+        return values
 
     def _decay(self, dt: float) -> tuple[float, ...]:
         """Each axis's factor ``2^(−dt / half_life)``, in :data:`AXES` order."""
@@ -103,19 +113,19 @@ class AxisTrail:
     def __init__(self, max_events: int = 10_000) -> None:
         self._max = max_events
         self._times: list[float] = []
-        #: Running sums of each axis: ``_sums[axis][i]`` is the sum of the first i values.
-        self._sums: dict[Axis, list[float]] = {axis: [0.0] for axis in AXES}
+        #: Running sums of the axes, in :data:`AXES` order: ``_sums[i]`` sums the first i events.
+        self._sums: list[tuple[float, ...]] = [(0.0,) * len(AXES)]
 
     def add(self, at: float, values: Mapping[Axis, float]) -> None:
+        self.add_values(at, [values.get(axis, 0.0) for axis in AXES])
+
+    def add_values(self, at: float, values: Iterable[float]) -> None:
+        """:meth:`add`, the values in :data:`AXES` order."""
         self._times.append(at)
-        for axis in AXES:
-            sums = self._sums[axis]
-            sums.append(sums[-1] + values.get(axis, 0.0))
+        self._sums.append(tuple(map(operator.add, self._sums[-1], values)))
         if len(self._times) > self._max:
             cut = max(1, self._max // 10)
-            del self._times[:cut]
-            for sums in self._sums.values():
-                del sums[:cut]
+            del self._times[:cut], self._sums[:cut]
 
     def mean(self, window: Window, axis: Axis) -> float:
         """The axis's mean over one window's events, up to the last one added."""
@@ -123,8 +133,8 @@ class AxisTrail:
             return 0.0
         reach = WINDOW_SECONDS[window]
         start = 0 if reach is None else bisect_left(self._times, self._times[-1] - reach)
-        sums = self._sums[axis]
-        return (sums[-1] - sums[start]) / (len(self._times) - start)
+        index = _INDEX[axis]
+        return (self._sums[-1][index] - self._sums[start][index]) / (len(self._times) - start)
 
     def deltas(self) -> dict[str, float]:
         """Each axis's change between windows, keyed by :func:`thatch.plugin.delta_key`."""
@@ -133,3 +143,8 @@ class AxisTrail:
             for earlier, later in DELTA_PAIRS
             for axis in AXES
         }
+
+
+#: Each axis's place in :data:`AXES`.
+_INDEX: dict[str, int] = {axis: index for index, axis in enumerate(AXES)}
+_FLOW = _INDEX["flow"]

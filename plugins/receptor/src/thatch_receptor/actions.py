@@ -110,6 +110,8 @@ _COUNT_KEYS = ("numFiles", "num_files", "numMatches", "totalMatches", "count", "
 _LIST_KEYS = ("filenames", "files", "matches", "results", "memories")
 _EXIT_KEYS = ("exitCode", "exit_code", "returncode", "exit", "exitStatus")
 _OUTPUT_KEYS = ("stdout", "stderr", "output", "content")
+#: The keys :func:`_response_exit` looks in.
+_EXIT_OR_INNER = frozenset((*_EXIT_KEYS, "response", "metadata"))
 _EXIT_TEXT = re.compile(r"(?:^|\n)\s*Exit code:? (-?\d+)|<returncode>(-?\d+)</returncode>")
 _EXIT_LINE = re.compile(r"Exit code:? -?\d+|</?output>|<returncode>-?\d+</returncode>(<output>)?")
 _FOUND_TEXT = re.compile(r"^\s*Found (\d+) (file|match|result)", re.IGNORECASE)
@@ -431,7 +433,10 @@ def _command_paths(command: str) -> tuple[str, ...]:
 def _response_exit(response: Any) -> int | None:
     if response is None or isinstance(response, str):
         return None
-    if type(response) is not dict:  # a plain dict, the common answer, is decoded already
+    if type(response) is dict:  # the common answer, decoded already
+        if response.keys().isdisjoint(_EXIT_OR_INNER):
+            return None  # no key to look in (most answers): one test, not seven
+    else:
         response = _decoded(response)
         if not isinstance(response, Mapping):
             return None
@@ -452,6 +457,8 @@ def _response_text(response: Any) -> str | None:
     """A response's text: the string itself, or its output fields joined."""
     if response is None:
         return None
+    if type(response) is dict:  # the common answer, decoded already
+        return _mapping_text(response)
     response = _decoded(response)
     if isinstance(response, str):
         return response
@@ -459,11 +466,16 @@ def _response_text(response: Any) -> str | None:
         parts = [_as_text(item.get("text")) for item in response if isinstance(item, Mapping)]
         return "\n".join(part for part in parts if part) or None
     if isinstance(response, Mapping):
-        text = "\n".join(
-            [part for key in _OUTPUT_KEYS if isinstance(part := response.get(key), str) and part]
-        )
-        return text or _response_text(response.get("response"))
+        return _mapping_text(response)
     return None
+
+
+def _mapping_text(response: Mapping[str, Any]) -> str | None:
+    """A response object's output fields joined, else its inner ``response``'s text."""
+    text = "\n".join(
+        [part for key in _OUTPUT_KEYS if isinstance(part := response.get(key), str) and part]
+    )
+    return text or _response_text(response.get("response"))
 
 
 def _decoded(response: Any) -> Any:

@@ -12,12 +12,20 @@ the session window to the session's first event (the session keeps its last
 The history also keeps each event's actions (:mod:`thatch_receptor.actions`),
 worked out once when the event is added, and how often each path was touched,
 so that the built-in sources read them without parsing payloads again.
+
+The windows are kept, not searched: as time moves on, each window's left edge
+moves past the events that fall out of it, and a :class:`WindowTally` of the
+short window (its action counts, edit/run cycle, queries, unbroken chain,
+paths, folders and file names) and a :class:`KeyTally` of the folders of the
+medium window's earlier part (the medium window without the short one) are
+updated with the events that enter and leave them. A source reads a count in
+constant time instead of a pass over the window's events on every event.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_left
-from collections.abc import Sequence
+from collections import deque
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, TypeVar
 
@@ -34,6 +42,230 @@ DEFAULT_STEP_SECONDS = 20.0
 DEFAULT_MAX_EVENTS = 10_000
 
 _Item = TypeVar("_Item")
+_SHORT = WINDOW_SECONDS["short"] or 0.0
+_MEDIUM = WINDOW_SECONDS["medium"] or 0.0
+#: The kinds of action that look rather than change (:mod:`thatch_receptor.patterns`).
+LOOKING = frozenset({"read", "search", "memory_read"})
+
+
+class KeyTally:
+    """How often each key (a path, a folder) is in a window, and where it first is.
+
+    Keys enter at the window's right end and leave at its left end, in the
+    order they entered; each key keeps the positions of its entries, so that
+    its count and its first place in the window are read without a pass.
+    """
+
+    __slots__ = ("_next", "_positions", "total")
+
+    def __init__(self) -> None:
+        self._positions: dict[str, deque[int]] = {}
+        self._next = 0
+        #: How many keys the window holds, repeats included.
+        self.total = 0
+
+    def add(self, keys: Iterable[str]) -> None:
+        """Keys entering at the window's right end, in order."""
+        positions = self._positions
+        at = self._next
+        for key in keys:
+            found = positions.get(key)
+            if found is None:
+                positions[key] = deque((at,))
+            else:
+                found.append(at)
+            at += 1
+        self.total += at - self._next
+        self._next = at
+
+    def remove(self, keys: Iterable[str]) -> None:
+        """The keys leaving at the window's left end: the oldest ones, in order."""
+        positions = self._positions
+        for key in keys:
+            found = positions[key]
+            found.popleft()
+            if not found:
+                del positions[key]
+            self.total -= 1
+
+    def count(self, key: str) -> int:
+        """How often ``key`` is in the window."""
+        found = self._positions.get(key)
+        return len(found) if found else 0
+
+    def top(self, minus: Sequence[str] = ()) -> int:
+        """The count of the most frequent key (0 if none); ``minus`` as in :meth:`hottest`."""
+        if not minus:
+            return max(map(len, self._positions.values()), default=0)
+        return max(
+            (len(found) - minus.count(key) for key, found in self._positions.items()), default=0
+        )
+
+    def counts(self) -> dict[str, int]:
+        """Each key's count, in the order the keys first entered."""
+        return {key: len(found) for key, found in self._positions.items()}
+
+    def hottest(self, minus: Sequence[str] = ()) -> str | None:
+        """The most frequent key, the first in the window of equals; None in an empty window.
+
+        ``minus``: keys taken off the window's right end first (the current event's), so
+        that this is the hottest key of the window as it was before them.
+        """
+        best: str | None = None
+        best_count = 0
+        best_at = 0
+        for key, found in self._positions.items():
+            count = len(found)
+            if minus:
+                count -= minus.count(key)
+                if count <= 0:
+                    continue
+            if count > best_count or (count == best_count and found[0] < best_at):
+                best, best_count, best_at = key, count, found[0]
+        return best
+
+
+class WindowTally:
+    """The counts of one window's actions and paths, kept as its events enter and leave.
+
+    What the built-in sources and the pattern read (:mod:`thatch_receptor.signals`,
+    :mod:`thatch_receptor.patterns`): counts of action kinds, the switches between
+    edits and runs, the search queries, the unbroken chain of successful actions at
+    the window's end, and :class:`KeyTally` of its paths and folders, with the
+    folders each file name is under.
+    """
+
+    def __init__(self) -> None:
+        self.actions = 0
+        #: Reads and searches (:data:`LOOKING`).
+        self.looked = 0
+        self.edited = 0
+        self.ran = 0
+        self.failed_runs = 0
+        self.delegated = 0
+        #: Switches between edits and runs, in the order they came.
+        self.switches = 0
+        self._cycle: deque[str] = deque()
+        #: The queries of the window's searches and recalls, oldest first.
+        self.queries: deque[str] = deque()
+        #: The window's last actions without a failure among them: how many, how
+        #: many of them edits, how many runs (all passing).
+        self.chain = 0
+        self.chain_edits = 0
+        self.chain_runs = 0
+        self._chain: deque[str] = deque()
+        self.paths = KeyTally()
+        self.folders = KeyTally()
+        #: Each file name's folders in the window, with how many of its paths each holds.
+        self.names: dict[str, dict[str, int]] = {}
+
+    def add(self, actions: Sequence[Action], paths: Sequence[str], folders: Sequence[str]) -> None:
+        """One event entering at the window's right end."""
+        for action in actions:
+            self._add_action(action)
+        if paths:
+            self.paths.add(paths)
+            self.folders.add(folders)
+            names = self.names
+            for path, folder in zip(paths, folders, strict=True):
+                name = file_name(path)
+                if "." in name:
+                    seen = names.get(name)
+                    if seen is None:
+                        names[name] = {folder: 1}
+                    else:
+                        seen[folder] = seen.get(folder, 0) + 1
+
+    def remove(
+        self, actions: Sequence[Action], paths: Sequence[str], folders: Sequence[str]
+    ) -> None:
+        """The oldest event leaving at the window's left end."""
+        for action in actions:
+            self._remove_action(action)
+        if paths:
+            self.paths.remove(paths)
+            self.folders.remove(folders)
+            names = self.names
+            for path, folder in zip(paths, folders, strict=True):
+                name = file_name(path)
+                if "." in name:
+                    seen = names[name]
+                    left = seen[folder] - 1
+                    if left:
+                        seen[folder] = left
+                    elif len(seen) == 1:
+                        del names[name]
+                    else:
+                        del seen[folder]
+
+    def _add_action(self, action: Action) -> None:
+        self.actions += 1
+        kind = action.kind
+        if kind in LOOKING:
+            self.looked += 1
+            if action.query and kind != "read":
+                self.queries.append(action.query)
+        elif kind == "edit" or kind == "run":
+            if kind == "edit":
+                self.edited += 1
+            else:
+                self.ran += 1
+                self.failed_runs += action.failed
+            cycle = self._cycle
+            if cycle and cycle[-1] != kind:
+                self.switches += 1
+            cycle.append(kind)
+        elif kind == "delegation":
+            self.delegated += 1
+        if action.failed:
+            self._chain.clear()
+            self.chain = self.chain_edits = self.chain_runs = 0
+        else:
+            self._chain.append(kind)
+            self.chain += 1
+            if kind == "edit":
+                self.chain_edits += 1
+            elif kind == "run":
+                self.chain_runs += 1
+
+    def _remove_action(self, action: Action) -> None:
+        # The chain is the window's last actions: the oldest one is in it when it
+        # is as long as the window.
+        if self.chain == self.actions:
+            kind = self._chain.popleft()
+            self.chain -= 1
+            if kind == "edit":
+                self.chain_edits -= 1
+            elif kind == "run":
+                self.chain_runs -= 1
+        self.actions -= 1
+        kind = action.kind
+        if kind in LOOKING:
+            self.looked -= 1
+            if action.query and kind != "read":
+                self.queries.popleft()
+        elif kind == "edit" or kind == "run":
+            if kind == "edit":
+                self.edited -= 1
+            else:
+                self.ran -= 1
+                self.failed_runs -= action.failed
+            cycle = self._cycle
+            cycle.popleft()
+            if cycle and cycle[0] != kind:
+                self.switches -= 1
+        elif kind == "delegation":
+            self.delegated -= 1
+
+
+def tally_of(events: Iterable[Event]) -> WindowTally:
+    """A :class:`WindowTally` of ``events`` (for a history that keeps none)."""
+    tally = WindowTally()
+    for event in events:
+        actions = actions_of(event)
+        paths = [path for action in actions for path in action.paths]
+        tally.add(actions, paths, [folder_of(path) for path in paths])
+    return tally
 
 
 class SessionHistory:
@@ -61,22 +293,29 @@ class SessionHistory:
         self._times: list[float] = []
         self._events: list[Event] = []
         self._actions: list[tuple[Action, ...]] = []
-        #: Every kept event's actions in one list and their paths in another, with the
-        #: index of each event's first, so that a window's actions or paths are one slice.
-        self._flat_actions: list[Action] = []
-        self._action_starts: list[int] = []
+        #: Every kept event's paths in one list, with the index of each event's first,
+        #: so that a window's paths are one slice.
         self._flat_paths: list[str] = []
         #: Each path's folder, in step with ``_flat_paths``.
         self._flat_folders: list[str] = []
         self._path_starts: list[int] = []
         self._path_counts: dict[str, int] = {}
         self._new_paths: tuple[str, ...] = ()
-        #: Each window's start, actions, paths and folders for the current event, worked
-        #: out on first read.
-        self._window_starts: dict[Window, int] = {}
+        self._current_paths: list[str] = []
+        #: The index of the short and the medium window's first event, moved on as
+        #: events fall out of them.
+        self._short_start = 0
+        self._medium_start = 0
+        #: The short window's counts, and the folders of the medium window's events
+        #: before the short window's first.
+        self.short = WindowTally()
+        self.earlier_folders = KeyTally()
+        #: Each window's actions, paths and folders for the current event, worked out
+        #: on first read.
         self._window_actions: dict[Window, list[Action]] = {}
         self._window_paths: dict[Window, list[str]] = {}
         self._window_folders: dict[Window, list[str]] = {}
+        self._window_lists = (self._window_actions, self._window_paths, self._window_folders)
 
     def add(self, event: Event) -> float:
         """Place ``event`` as the current one and return its time."""
@@ -86,26 +325,57 @@ class SessionHistory:
         self.now = at
         self.count += 1
         actions = actions_of(event)
-        paths = [path for action in actions for path in action.paths]
+        if len(actions) == 1:
+            paths = list(actions[0].paths)
+        else:
+            paths = [path for action in actions for path in action.paths]
         self._path_starts.append(len(self._flat_paths))
+        self._current_paths = paths
         if paths:
             self._new_paths = self._count_paths(paths)
+            folders = list(map(folder_of, paths))
             self._flat_paths += paths
-            self._flat_folders += map(folder_of, paths)
+            self._flat_folders += folders
         else:
             self._new_paths = ()
-        self._window_starts.clear()
-        self._window_actions.clear()
-        self._window_paths.clear()
-        self._window_folders.clear()
+            folders = paths
+        for cached in self._window_lists:
+            if cached:
+                cached.clear()
         self._times.append(at)
         self._events.append(event)
         self._actions.append(actions)
-        self._action_starts.append(len(self._flat_actions))
-        self._flat_actions += actions
+        self.short.add(actions, paths, folders)
         if len(self._events) > self._max:
             self._trim()
+        self._move_edges(at)
         return at
+
+    def _move_edges(self, now: float) -> None:
+        """Move the windows' left edges past the events older than their reach."""
+        times = self._times
+        start = self._short_start
+        if times[start] < now - _SHORT:
+            earlier = self.earlier_folders
+            while times[start] < now - _SHORT:
+                paths, folders = self._event_paths(start)
+                self.short.remove(self._actions[start], paths, folders)
+                earlier.add(folders)
+                start += 1
+            self._short_start = start
+        start = self._medium_start
+        if times[start] < now - _MEDIUM:
+            while times[start] < now - _MEDIUM:
+                self.earlier_folders.remove(self._event_paths(start)[1])
+                start += 1
+            self._medium_start = start
+
+    def _event_paths(self, index: int) -> tuple[list[str], list[str]]:
+        """The paths of one kept event's actions, and their folders."""
+        starts = self._path_starts
+        first = starts[index]
+        last = starts[index + 1] if index + 1 < len(starts) else len(self._flat_paths)
+        return self._flat_paths[first:last], self._flat_folders[first:last]
 
     def _count_paths(self, paths: list[str]) -> tuple[str, ...]:
         """Count the current event's paths; those no earlier event touched, in order."""
@@ -119,12 +389,18 @@ class SessionHistory:
         return tuple(new)
 
     def _trim(self) -> None:
-        """Drop the oldest tenth of the kept events at a time, so trimming stays rare."""
+        """Drop the oldest tenth of the kept events at a time, so trimming stays rare.
+
+        The windows lose the dropped events too, as a search of the kept ones would.
+        """
         cut = max(1, self._max // 10)
+        for index in range(self._medium_start, min(cut, self._short_start)):
+            self.earlier_folders.remove(self._event_paths(index)[1])
+        for index in range(self._short_start, cut):
+            self.short.remove(self._actions[index], *self._event_paths(index))
+        self._medium_start = max(0, self._medium_start - cut)
+        self._short_start = max(0, self._short_start - cut)
         del self._times[:cut], self._events[:cut], self._actions[:cut]
-        dropped = self._action_starts[cut]
-        del self._flat_actions[:dropped], self._action_starts[:cut]
-        self._action_starts[:] = [start - dropped for start in self._action_starts]
         dropped = self._path_starts[cut]
         del self._flat_paths[:dropped], self._flat_folders[:dropped], self._path_starts[:cut]
         self._path_starts[:] = [start - dropped for start in self._path_starts]
@@ -145,7 +421,9 @@ class SessionHistory:
         """The actions of one window's events, oldest first (the same list until the next event)."""
         found = self._window_actions.get(window)
         if found is None:
-            found = self._tail(self._flat_actions, self._action_starts, window)
+            found = [
+                action for actions in self._actions[self._start(window) :] for action in actions
+            ]
             self._window_actions[window] = found
         return found
 
@@ -153,7 +431,7 @@ class SessionHistory:
         """The paths of one window's actions, oldest first (the same list until the next event)."""
         found = self._window_paths.get(window)
         if found is None:
-            found = self._tail(self._flat_paths, self._path_starts, window)
+            found = self._tail(self._flat_paths, window)
             self._window_paths[window] = found
         return found
 
@@ -161,7 +439,7 @@ class SessionHistory:
         """The folder of each of :meth:`paths` (:func:`folder_of`), in the same order."""
         found = self._window_folders.get(window)
         if found is None:
-            found = self._tail(self._flat_folders, self._path_starts, window)
+            found = self._tail(self._flat_folders, window)
             self._window_folders[window] = found
         return found
 
@@ -173,6 +451,10 @@ class SessionHistory:
         """The current event's actions."""
         return self._actions[-1] if self._actions else ()
 
+    def current_paths(self) -> Sequence[str]:
+        """The paths of the current event's actions, in order."""
+        return self._current_paths
+
     def path_count(self, path: str) -> int:
         """How many times the session's actions touched ``path``, the current event's included."""
         return self._path_counts.get(path, 0)
@@ -181,19 +463,19 @@ class SessionHistory:
         """The current event's paths that no earlier event of the session touched."""
         return self._new_paths
 
-    def _tail(self, flat: list[_Item], starts: list[int], window: Window) -> list[_Item]:
+    def _tail(self, flat: list[_Item], window: Window) -> list[_Item]:
         """The items of ``flat`` from the window's first event on."""
         start = self._start(window)
+        starts = self._path_starts
         return flat[starts[start] :] if start < len(starts) else []
 
     def _start(self, window: Window) -> int:
-        """The index of the window's first kept event (worked out once per event)."""
-        start = self._window_starts.get(window)
-        if start is None:
-            reach = WINDOW_SECONDS[window]
-            start = 0 if reach is None else bisect_left(self._times, self.now - reach)
-            self._window_starts[window] = start
-        return start
+        """The index of the window's first kept event."""
+        if window == "short":
+            return self._short_start
+        if window == "medium":
+            return self._medium_start
+        return 0
 
 
 @lru_cache(maxsize=4096)
@@ -201,3 +483,9 @@ def folder_of(path: str) -> str:
     """The folder a path is in (``.`` for a bare name); cached, as paths repeat."""
     head, _, _ = path.rstrip("/").rpartition("/")
     return head or "."
+
+
+@lru_cache(maxsize=4096)
+def file_name(path: str) -> str:
+    """The last part of a path (``token.py`` of ``src/auth/token.py``); cached, as paths repeat."""
+    return path.rstrip("/").rpartition("/")[2]

@@ -124,16 +124,21 @@ class AxisLayer:
     ) -> None:
         self._baseline = baseline or Baseline()
         self._axes = tuple(axes)
-        self._offsets = {axis: self._baseline.offset for axis in self._axes} | dict(offsets or {})
-        self._ema = dict.fromkeys(self._axes, 0.0)
+        self._index = {axis: index for index, axis in enumerate(self._axes)}
+        offsets = {axis: self._baseline.offset for axis in self._axes} | dict(offsets or {})
+        #: Each axis's offset, baseline and field, in ``axes`` order.
+        self._offsets = [offsets[axis] for axis in self._axes]
+        self._ema = [0.0] * len(self._axes)
         self._field = dict.fromkeys(self._axes, 0.0)
-        self._holds = {axis: Hold(release_after) for axis in self._axes}
+        self._fields = [0.0] * len(self._axes)
+        self._holds = [Hold(release_after) for _ in self._axes]
         self._held: frozenset[Axis] = frozenset()
         self._last_at: float | None = None
         #: The last gap between events and its ``alpha``: events mostly come a step apart.
         self._alpha: tuple[float, float] = (0.0, 0.0)
-        #: The thresholds until a baseline or a field moves (None: work them out again).
-        self._thresholds: dict[Axis, float] | None = None
+        #: The thresholds, in ``axes`` order, until a baseline or a field moves (None: work
+        #: them out again).
+        self._thresholds: list[float] | None = None
 
     @property
     def axes(self) -> tuple[Axis, ...]:
@@ -145,7 +150,7 @@ class AxisLayer:
 
     def baseline(self, axis: Axis) -> float:
         """The axis's ambient: the moving average of its values so far."""
-        return self._ema[axis]
+        return self._ema[self._index[axis]]
 
     def field(self, axis: Axis) -> float:
         """What layer C added to the axis's threshold."""
@@ -157,57 +162,72 @@ class AxisLayer:
 
     def threshold(self, axis: Axis) -> float:
         """The threshold the next event's value is compared with."""
-        return self._current_thresholds()[axis]
+        return self._current_thresholds()[self._index[axis]]
 
     def thresholds(self) -> dict[Axis, float]:
-        return dict(self._current_thresholds())
+        return dict(zip(self._axes, self._current_thresholds(), strict=True))
 
-    def _current_thresholds(self) -> dict[Axis, float]:
+    def _current_thresholds(self) -> list[float]:
         """Every axis's threshold, worked out once between two moves of a baseline or field."""
-        if self._thresholds is None:
+        found = self._thresholds
+        if found is None:
             low, high = self._baseline.bounds
-            ema, offsets, field = self._ema, self._offsets, self._field
-            self._thresholds = {
-                axis: min(high, max(low, ema[axis] + offsets[axis] + field[axis]))
-                for axis in self._axes
-            }
-        return self._thresholds
+            found = []
+            for ema, offset, field in zip(self._ema, self._offsets, self._fields, strict=True):
+                threshold = ema + offset + field
+                # min(high, max(low, threshold)), without the two calls
+                threshold = threshold if threshold > low else low
+                found.append(threshold if threshold < high else high)
+            self._thresholds = found
+        return found
 
     def step(self, at: float, values: Mapping[Axis, float]) -> frozenset[Axis]:
         """Advance by one event at time ``at``; the axes that fired with it."""
+        return self.step_values(at, [values.get(axis, 0.0) for axis in self._axes])
+
+    def step_values(self, at: float, current: list[float]) -> frozenset[Axis]:
+        """:meth:`step`, with each axis's value in :attr:`axes` order (the list is kept)."""
         thresholds = self._current_thresholds()
-        if not self._held and not any(values.get(a, 0.0) > t for a, t in thresholds.items()):
-            self._follow(at, values)  # nothing held, nothing over: no hold moves (most events)
-            return _NONE
+        if not self._held:
+            for value, threshold in zip(current, thresholds, strict=True):
+                if value > threshold:
+                    break
+            else:
+                self._follow(at, current)  # nothing held, nothing over: no hold moves (most events)
+                return _NONE
         fired: list[Axis] = []
         held: list[Axis] = []
-        for axis, hold in self._holds.items():
-            if hold.step(values.get(axis, 0.0) > thresholds[axis]):
+        for axis, hold, value, threshold in zip(
+            self._axes, self._holds, current, thresholds, strict=True
+        ):
+            if hold.step(value > threshold):
                 fired.append(axis)
             if hold.held:
                 held.append(axis)
         self._held = frozenset(held) if held else _NONE
-        self._follow(at, values)
+        self._follow(at, current)
         return frozenset(fired) if fired else _NONE
 
     def adjust_field(self, axis: Axis, change: float, limit: float) -> None:
         """Move one axis's field by ``change``, kept within ``±limit`` (layer C's lever)."""
-        self._field[axis] = min(limit, max(-limit, self._field[axis] + change))
+        moved = min(limit, max(-limit, self._field[axis] + change))
+        self._field[axis] = moved
+        self._fields[self._index[axis]] = moved
         self._thresholds = None
 
-    def _follow(self, at: float, values: Mapping[Axis, float]) -> None:
+    def _follow(self, at: float, current: list[float]) -> None:
         """Move each baseline towards the event's value (snap after a long silence)."""
         dt = 0.0 if self._last_at is None else max(0.0, at - self._last_at)
         self._last_at = at
-        snap = dt >= self._baseline.snap_seconds
-        last_dt, alpha = self._alpha
-        if dt != last_dt or not alpha:
-            alpha = 1.0 - math.exp(-dt / self._baseline.seconds)
-            self._alpha = (dt, alpha)
-        ema = self._ema
-        for axis in self._axes:
-            value = values.get(axis, 0.0)
-            ema[axis] = value if snap else ema[axis] + alpha * (value - ema[axis])
+        if dt >= self._baseline.snap_seconds:
+            self._ema = current
+        else:
+            last_dt, alpha = self._alpha
+            if dt != last_dt or not alpha:
+                alpha = 1.0 - math.exp(-dt / self._baseline.seconds)
+                self._alpha = (dt, alpha)
+            pairs = zip(self._ema, current, strict=True)
+            self._ema = [ema + alpha * (value - ema) for ema, value in pairs]
         self._thresholds = None
 
 
@@ -266,7 +286,7 @@ class MetaLayer:
     def step(self, in_flow: bool, fired: frozenset[Axis]) -> None:
         """Advance by one event: remember what A and B did, then move B's field one step."""
         self._remember(self._state_of(in_flow, fired))
-        targets = self._targets(self.state())
+        targets = self._targets(self._state)
         fields = self._axes.fields()
         if targets is _NO_TARGETS and not any(fields.values()):
             return  # every field at rest, and none to head for: most events

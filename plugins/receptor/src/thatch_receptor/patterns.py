@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from thatch_receptor.history import WindowTally
+
 if TYPE_CHECKING:
     from thatch_receptor.actions import Action
 
@@ -30,37 +32,26 @@ LABELS: tuple[str, ...] = (
     "mixed",
 )
 
-#: The kinds of action that look rather than change.
-_LOOKING = frozenset({"read", "search", "memory_read"})
-
 
 def pattern_of(actions: Sequence[Action]) -> str:
     """The pattern of a window's actions (one of :data:`LABELS`)."""
-    total = len(actions)
+    if len(actions) <= 3:
+        return "stagnation"
+    tally = WindowTally()
+    tally.add(actions, (), ())
+    return pattern_of_tally(tally)
+
+
+def pattern_of_tally(tally: WindowTally) -> str:
+    """The pattern of a window from its counts (a ``SessionHistory`` keeps the short one's)."""
+    total = tally.actions
     if total <= 3:
         return "stagnation"
-    # One pass for every count (edit_run_cycle's switches and failures among them):
-    # this runs on every event.
-    looked = edited = ran = failed = switches = 0
-    last: str | None = None
-    for action in actions:
-        kind = action.kind
-        if kind in _LOOKING:
-            looked += 1
-            continue
-        if kind == "edit":
-            edited += 1
-        elif kind == "run":
-            ran += 1
-            failed += action.failed
-        else:
-            continue
-        if last is not None and kind != last:
-            switches += 1
-        last = kind
-    if switches >= 3 and failed / max(1, ran) > 0.4:
+    ran = tally.ran
+    if tally.switches >= 3 and tally.failed_runs / max(1, ran) > 0.4:
         return "trial_error"
-    looking, edits = looked / total, edited / total
+    edited = tally.edited
+    looking, edits = tally.looked / total, edited / total
     if looking >= 0.7 and not edits:
         return "wandering"
     if looking >= 0.6 and edits <= 0.1:

@@ -32,8 +32,8 @@ from thatch.plugin import AXES, FiringComposition
 
 from thatch_receptor.accumulator import GAINS, HALF_LIVES, Accumulator, AxisTrail
 from thatch_receptor.history import DEFAULT_MAX_EVENTS, DEFAULT_STEP_SECONDS, SessionHistory
-from thatch_receptor.layers import AxisLayer, Baseline, FlowLayer, MetaLayer, MetaPolicy
-from thatch_receptor.patterns import pattern_of
+from thatch_receptor.layers import B_AXES, AxisLayer, Baseline, FlowLayer, MetaLayer, MetaPolicy
+from thatch_receptor.patterns import pattern_of_tally
 from thatch_receptor.signals import builtin_sources
 
 if TYPE_CHECKING:
@@ -42,6 +42,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _AXIS_SET: frozenset[str] = frozenset(AXES)
+#: Layer B's axes come first in AXES: an event's values in AXES order start with theirs.
+_B_COUNT = len(B_AXES)
+assert AXES[:_B_COUNT] == B_AXES
 
 
 @attrs.frozen
@@ -72,7 +75,8 @@ class Settings:
     max_signals: int = 8
 
 
-@attrs.frozen
+# Not slotted: a frozen class with a __dict__ is built faster, and one is built per event.
+@attrs.frozen(slots=False)
 class Step:
     """What one event did to its session's receptor."""
 
@@ -166,16 +170,17 @@ class Receptor:
         history, axes = session.history, session.axes
         at = history.add(event)
         readings = self._read(event, history)
-        values = session.accumulator.step(at, readings)
-        session.trail.add(at, values)
+        advanced = session.accumulator.advance(at, readings)
+        session.trail.add_values(at, advanced)
+        values = dict(zip(AXES, advanced, strict=True))
         thresholds = axes.thresholds()
         thresholds["flow"] = session.flow.threshold
         session.flow.step(values["flow"])
         in_flow = session.flow.holding
-        fired = axes.step(at, values)
+        fired = axes.step_values(at, advanced[:_B_COUNT])
         session.meta.step(in_flow, fired)
         held = axes.held
-        pattern = pattern_of(history.actions("short"))
+        pattern = pattern_of_tally(history.short)
         compositions: tuple[FiringComposition, ...] = ()
         if fired:
             compositions = (

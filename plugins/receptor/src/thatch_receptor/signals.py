@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import math
 import re
-from collections import Counter
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -49,8 +48,15 @@ from typing import TYPE_CHECKING
 import attrs
 from thatch.plugin import SignalReading
 
-from thatch_receptor.actions import Action, actions_of, edit_run_cycle
-from thatch_receptor.history import SessionHistory, folder_of
+from thatch_receptor.actions import Action, actions_of
+from thatch_receptor.history import (
+    KeyTally,
+    SessionHistory,
+    WindowTally,
+    file_name,
+    folder_of,
+    tally_of,
+)
 
 if TYPE_CHECKING:
     from thatch.plugin import Event, EventHistory, SignalSource, Window
@@ -82,6 +88,21 @@ def builtin_sources(embed: Embed | None = None) -> tuple[SignalSource, ...]:
     )
 
 
+def short_tally(history: EventHistory) -> WindowTally:
+    """The short window's counts (kept by a SessionHistory, else counted from its events)."""
+    if isinstance(history, SessionHistory):
+        return history.short
+    return tally_of(history.window("short"))
+
+
+def earlier_folders(history: EventHistory) -> KeyTally:
+    """The folders of the medium window's events before the short window's first."""
+    if isinstance(history, SessionHistory):
+        return history.earlier_folders
+    medium, short = history.window("medium"), history.window("short")
+    return tally_of(medium[: len(medium) - len(short)]).folders
+
+
 def window_actions(history: EventHistory, window: Window) -> Sequence[Action]:
     """The actions of a window's events, oldest first (worked out once by a SessionHistory)."""
     if isinstance(history, SessionHistory):
@@ -96,18 +117,18 @@ def window_paths(history: EventHistory, window: Window) -> Sequence[str]:
     return [path for action in window_actions(history, window) for path in action.paths]
 
 
-def window_folders(history: EventHistory, window: Window) -> Sequence[str]:
-    """The folder of each of a window's paths (worked out once by a SessionHistory)."""
-    if isinstance(history, SessionHistory):
-        return history.folders(window)
-    return [folder_of(path) for path in window_paths(history, window)]
-
-
 def current_actions(event: Event, history: EventHistory) -> tuple[Action, ...]:
     """The current event's actions."""
     if isinstance(history, SessionHistory):
         return history.current_actions()
     return actions_of(event)
+
+
+def current_paths(current: Sequence[Action], history: EventHistory) -> Sequence[str]:
+    """The paths of the current event's actions (``current``), in order."""
+    if isinstance(history, SessionHistory):
+        return history.current_paths()
+    return [path for action in current for path in action.paths]
 
 
 @lru_cache(maxsize=4096)
@@ -147,7 +168,8 @@ class EditRunFailures:
         failing = [a for a in current_actions(event, history) if a.kind == "run" and a.failed]
         if not failing:
             return []
-        switches, runs, failed = edit_run_cycle(window_actions(history, "short"))
+        short = short_tally(history)
+        switches, runs, failed = short.switches, short.ran, short.failed_runs
         failure_rate = failed / max(1, runs)
         value = max(self.single, min(1.0, switches / self.full_alternations) * failure_rate)
         detail = f"{failing[-1].text}; {switches} edit/run switches, {failure_rate:.0%} failing"
@@ -179,15 +201,15 @@ class RephrasedSearch:
         self._vectors = vector
 
     def read(self, event: Event, history: EventHistory) -> list[SignalReading]:
-        queries = [a.query for a in current_actions(event, history) if _is_search(a)]
+        queries = [a.query for a in current_actions(event, history) if a.query and _is_search(a)]
         if not queries:
             return []
-        earlier = [a.query for a in window_actions(history, "short") if _is_search(a)]
+        earlier = list(short_tally(history).queries)
         earlier = earlier[: len(earlier) - len(queries)]
         readings = []
         for query in queries:
             assert query is not None
-            matches = [old for old in earlier if old is not None and self._rephrases(query, old)]
+            matches = [old for old in earlier if self._rephrases(query, old)]
             if matches:
                 value = min(1.0, 0.5 + 0.2 * (len(matches) - 1))
                 detail = f'"{query}" again in other words ({len(matches)} earlier)'
@@ -235,9 +257,9 @@ class SearchDiversity:
     full: int = 6
 
     def read(self, event: Event, history: EventHistory) -> list[SignalReading]:
-        if not any(_is_search(a) for a in current_actions(event, history)):
+        if not has_search(current_actions(event, history)):
             return []
-        queries = [words(a.query or "") for a in window_actions(history, "short") if _is_search(a)]
+        queries = [words(query) for query in short_tally(history).queries]
         if len(queries) < self.minimum:
             return []
         pairs = [(a, b) for i, a in enumerate(queries) for b in queries[i + 1 :]]
@@ -289,18 +311,10 @@ class ImplementationChain:
 
     def read(self, event: Event, history: EventHistory) -> list[SignalReading]:
         current = current_actions(event, history)
-        if not current or any(a.failed for a in current):
+        if not current or has_failure(current):
             return []
-        length = edits = passes = 0
-        for action in reversed(window_actions(history, "short")):
-            if action.failed:
-                break
-            length += 1
-            kind = action.kind
-            if kind == "edit":
-                edits += 1
-            elif kind == "run":
-                passes += 1
+        short = short_tally(history)
+        length, edits, passes = short.chain, short.chain_edits, short.chain_runs
         if edits and passes:
             value = min(1.0, self.start + self.per_action * length)
             detail = f"{length} actions without a failure: {edits} edits, {passes} passing runs"
@@ -318,10 +332,10 @@ class Delegation:
     name: str = "delegation"
 
     def read(self, event: Event, history: EventHistory) -> list[SignalReading]:
-        if not any(a.kind == "delegation" for a in current_actions(event, history)):
+        if not has_delegation(current_actions(event, history)):
             return []
-        actions = window_actions(history, "short")
-        share = sum(a.kind == "delegation" for a in actions) / len(actions)
+        short = short_tally(history)
+        share = short.delegated / short.actions
         detail = f"{share:.0%} of the last 5 minutes' actions delegated"
         return [SignalReading(self.name, "isolation", min(1.0, 0.2 + share), detail)]
 
@@ -352,34 +366,32 @@ class PathHeatmap:
 
     def read(self, event: Event, history: EventHistory) -> list[SignalReading]:
         current = current_actions(event, history)
-        paths = [p for a in current for p in a.paths]
+        paths = current_paths(current, history)
         if not paths:
             return []
+        short = short_tally(history)
         found = [
-            self._shift(len(paths), history),
+            self._shift(paths, short, history),
             self._unknown(current, history),
-            *self._scattered(paths, history),
-            self._converging(paths, history),
+            *self._scattered(paths, short, history),
+            self._converging(paths, short),
         ]
         return [reading for reading in found if reading is not None]
 
-    def _shift(self, current: int, history: EventHistory) -> SignalReading | None:
+    def _shift(
+        self, paths: Sequence[str], short: WindowTally, history: EventHistory
+    ) -> SignalReading | None:
         """Uncertainty when the current event moves the short window's hot folder elsewhere."""
-        # The short window is the medium window's last part: one list, cut in two.
-        folders = window_folders(history, "medium")
-        short = len(window_folders(history, "short"))
-        earlier = len(folders) - short
-        if earlier < self.settled:
+        earlier = earlier_folders(history)
+        if earlier.total < self.settled:
             return None
-        counts = Counter(folders[earlier:])
-        after = max(counts, key=counts.__getitem__)  # max keeps the first of equals
+        after = short.folders.hottest()
         # The window before this event: its folders come last, so taking them off
-        # leaves the others in the order they first came.
-        counts.subtract(folders[len(folders) - current :])
-        before = max((f for f in counts if counts[f] > 0), key=counts.__getitem__, default=None)
+        # leaves the others where they first came.
+        before = short.folders.hottest(minus=list(map(folder_of, paths)))
         if after == before:
-            return None  # no move: the settled folder (the costly count) cannot matter
-        settled = _hottest(folders[:earlier])
+            return None  # no move: the settled folder cannot matter
+        settled = earlier.hottest()
         if before not in (None, settled) or after == settled:
             return None
         detail = f"hot folder moved from {settled} to {after}"
@@ -398,26 +410,28 @@ class PathHeatmap:
                 return SignalReading(self.name, "seeking", self.unknown, f"first look at {path}")
         return None
 
-    def _scattered(self, paths: Sequence[str], history: EventHistory) -> list[SignalReading]:
+    def _scattered(
+        self, paths: Sequence[str], short: WindowTally, history: EventHistory
+    ) -> list[SignalReading]:
         """Frustration when one file name turns up under different folders in the short window."""
-        names = {_name(p) for p in paths if "." in _name(p)}
-        if not names:
+        names = short.names
+        scattered = {
+            name for name in map(file_name, paths) if "." in name and len(names.get(name, ())) >= 3
+        }
+        if not scattered:
             return []
-        folders: dict[str, set[str]] = {}
-        # Each path once, in the order the window first touched it (names keep that order).
-        for path in dict.fromkeys(window_paths(history, "short")):
-            name = _name(path)
-            if name in names:
-                folders.setdefault(name, set()).add(folder_of(path))
+        # Each name in the order the window first touched one of its paths.
+        ordered = dict.fromkeys(
+            name for name in map(file_name, window_paths(history, "short")) if name in scattered
+        )
         return [
             SignalReading(
-                self.name, "frustration", self.scattered, f"{name} under {len(seen)} folders"
+                self.name, "frustration", self.scattered, f"{name} under {len(names[name])} folders"
             )
-            for name, seen in folders.items()
-            if len(seen) >= 3
+            for name in ordered
         ]
 
-    def _converging(self, paths: Sequence[str], history: EventHistory) -> SignalReading | None:
+    def _converging(self, paths: Sequence[str], short: WindowTally) -> SignalReading | None:
         """Flow or frustration when the short window comes to converge on one path.
 
         It speaks on the event that makes one path hold ``focus_share`` of the
@@ -426,23 +440,22 @@ class PathHeatmap:
         ``failing``: stuck on one file, ``converged_stuck``; else working one
         through, ``converged``).
         """
-        short = window_paths(history, "short")
-        total = len(short)
+        tally = short.paths
+        total = tally.total
         if total < self.focus_accesses:
             return None
-        # The hot path must be one of this event's: most events end here, at a count in C.
-        if max(short.count(path) for path in paths) / total < self.focus_share:
+        # The hot path must be one of this event's: most events end here.
+        if max(map(tally.count, paths)) / total < self.focus_share:
             return None
-        counts = Counter(short)
-        hot = max(counts, key=counts.__getitem__)  # the first of equals
-        share = counts[hot] / total
+        hot = tally.hottest()
+        assert hot is not None
+        share = tally.count(hot) / total
         if hot not in paths or share < self.focus_share:
             return None
-        counts.subtract(paths)  # the window before this event: its paths come last
-        before = total - len(paths)
-        if before and max(counts.values()) / before >= self.focus_share:
+        before = total - len(paths)  # the window before this event: its paths come last
+        if before and tally.top(minus=paths) / before >= self.focus_share:
             return None  # converged already: this event adds no new evidence
-        _, runs, failed = edit_run_cycle(window_actions(history, "short"))
+        runs, failed = short.ran, short.failed_runs
         stuck = runs > 0 and failed / runs > self.failing
         value = self.converged_stuck if stuck else self.converged
         if value <= 0:
@@ -455,20 +468,33 @@ def _is_search(action: Action) -> bool:
     return action.kind in ("search", "memory_read") and bool(action.query)
 
 
+# Loops rather than any() over a generator (SIM110): these run on every event, mostly on one
+# action, where the generator costs more than the test.
+
+
+def has_search(actions: Sequence[Action]) -> bool:
+    """Whether one of ``actions`` is a search or a recall with a query."""
+    for action in actions:  # noqa: SIM110
+        if action.query and _is_search(action):
+            return True
+    return False
+
+
+def has_failure(actions: Sequence[Action]) -> bool:
+    for action in actions:  # noqa: SIM110
+        if action.failed:
+            return True
+    return False
+
+
+def has_delegation(actions: Sequence[Action]) -> bool:
+    for action in actions:  # noqa: SIM110
+        if action.kind == "delegation":
+            return True
+    return False
+
+
 def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
     dot = sum(x * y for x, y in zip(a, b, strict=False))
     norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
     return dot / norm if norm else 0.0
-
-
-@lru_cache(maxsize=4096)
-def _name(path: str) -> str:
-    return path.rstrip("/").rpartition("/")[2]
-
-
-def _hottest(folders: Sequence[str]) -> str | None:
-    """The folder most often in ``folders`` (the first such, on a tie), or None without one."""
-    if not folders:
-        return None
-    counts = Counter(folders)
-    return max(counts, key=counts.__getitem__)  # max keeps the first of equals
