@@ -10,6 +10,10 @@ bench/synthetic.py, the texts of bench/import_throughput.py) spread over the
 stores, so each scope is larger than the candidate depth and a memory must be
 found, not just kept.
 
+``--data bench/data/conversations`` runs the conversational set instead (2,515
+turns of multi-session conversations, 722 queries of four types; written by
+bench/conversation_set.py, see bench/data/conversations/README.md).
+
 Prints recall@1, recall@5 and MRR per mode, split by query kind, then the same
 metrics for variants of reciprocal-rank fusion (the constant k and the weight
 of the words list), computed from the raw per-mode rankings with
@@ -23,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import tempfile
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,11 +38,12 @@ from stop_words import without_stop_words
 from synthetic import distinct_texts
 from thatch.api import Thatch
 from thatch.memory.fusion import RRF_K, fuse
-from thatch.memory.recall import CANDIDATE_FACTOR, MIN_CANDIDATES
+from thatch.memory.recall import CANDIDATE_FACTOR, MIN_CANDIDATES, RecallMode
 from thatch.memory.writer import MemoryInput
 from thatch.plugin.records import GLOBAL_STORE, Scope
 
-MODES = ("hybrid", "vector", "words")
+MODES: tuple[RecallMode, ...] = ("hybrid", "vector", "words")
+#: Query kinds of bench/data, printed in this order; other sets print theirs as they come.
 KINDS = ("meaning", "words", "mixed")
 #: RRF variants tried: (k, vector weight, text weight, stop words dropped from the words query).
 Variant = tuple[int, float, float, bool]
@@ -201,6 +207,12 @@ def variant_rankings(
     ]
 
 
+def query_kinds(queries: Sequence[Query]) -> tuple[str, ...]:
+    """The kinds of ``queries``: those of KINDS first, then the rest in order of appearance."""
+    present = dict.fromkeys(q.kind for q in queries)
+    return tuple(k for k in KINDS if k in present) + tuple(k for k in present if k not in KINDS)
+
+
 def evaluate(
     queries: Sequence[Query], rankings: Sequence[Sequence[str]], limit: int, kind: str | None
 ) -> Metrics:
@@ -214,35 +226,36 @@ def evaluate(
 
 def print_modes(queries: Sequence[Query], rankings: dict[str, list[list[str]]], limit: int) -> None:
     """The side-by-side table of the three modes, overall and per query kind."""
-    header = f"{'queries':<14}" + "".join(f"| {mode:^22}" for mode in MODES)
+    header = f"{'queries':<18}" + "".join(f"| {mode:^22}" for mode in MODES)
     print(header)
-    print(f"{'':<14}" + f"| {'R@1':>6} {'R@' + str(limit):>6} {'MRR':>7} " * len(MODES))
+    print(f"{'':<18}" + f"| {'R@1':>6} {'R@' + str(limit):>6} {'MRR':>7} " * len(MODES))
     print("-" * len(header))
-    for kind in (None, *KINDS):
+    for kind in (None, *query_kinds(queries)):
         cells = []
         for mode in MODES:
             m = evaluate(queries, rankings[mode], limit, kind)
             cells.append(f"| {m.recall_1:6.3f} {m.recall_k:6.3f} {m.mrr:7.3f} ")
         n = evaluate(queries, rankings["hybrid"], limit, kind).count
-        print(f"{(kind or 'all') + f' ({n})':<14}" + "".join(cells))
+        print(f"{(kind or 'all') + f' ({n})':<18}" + "".join(cells))
 
 
 def print_variants(
     queries: Sequence[Query], lists: Sequence[Lists], labels: dict[int, str], limit: int
 ) -> Variant:
     """The RRF variant table; returns the best variant (by MRR, then recall@k, recall@1)."""
-    columns = "".join(f"| {kind + ' MRR':>12} " for kind in KINDS)
+    kinds = query_kinds(queries)
+    columns = "".join(f"| {kind + ' MRR':>14} " for kind in kinds)
     print(
         f"{'stop words':>10} {'k':>4} {'w_vec':>6} {'w_text':>6} "
         f"| {'R@1':>6} {'R@' + str(limit):>6} {'MRR':>7} {columns}"
     )
-    print("-" * (56 + 15 * len(KINDS)))
+    print("-" * (56 + 17 * len(kinds)))
     results = {}
     for variant in VARIANTS:
         rankings = variant_rankings(lists, labels, variant, limit)
         m = results[variant] = evaluate(queries, rankings, limit, None)
         per_kind = "".join(
-            f"| {evaluate(queries, rankings, limit, kind).mrr:>12.3f} " for kind in KINDS
+            f"| {evaluate(queries, rankings, limit, kind).mrr:>14.3f} " for kind in kinds
         )
         k, wv, wt, stop = variant
         mark = "  (default)" if variant == DEFAULT_VARIANT else ""
@@ -298,6 +311,7 @@ def print_min_cosine(
 ) -> None:
     """Hybrid recall cut at a cosine floor, as recall applies its recall threshold."""
     calibrated = th.thresholds()
+    kinds = query_kinds(queries)
     answered, unanswered = raw_lists(th, queries, limit), raw_lists(th, no_answer, limit)
     official = [
         [
@@ -316,10 +330,10 @@ def print_min_cosine(
     )
     print(
         f"{'floor':>16} | {'R@1':>6} {'R@' + str(limit):>6} {'MRR':>7} "
-        + "".join(f"| {kind + ' R@' + str(limit):>11} " for kind in KINDS)
+        + "".join(f"| {kind + ' R@' + str(limit):>13} " for kind in kinds)
         + f"| {'no hit: unanswerable':>20} {'answerable':>10}"
     )
-    print("-" * 118)
+    print("-" * (80 + 16 * len(kinds)))
     floors = [(-1.0, ""), (0.2, ""), (0.3, ""), (calibrated.recall, "")]
     floors += [(calibrated.recall, "words"), (calibrated.recall, "content")]
     for threshold, words_pass in floors:
@@ -327,7 +341,7 @@ def print_min_cosine(
         empty = cut_rankings(unanswered, labels, threshold, limit, words_pass=words_pass)
         m = evaluate(queries, ranked, limit, None)
         per_kind = "".join(
-            f"| {evaluate(queries, ranked, limit, kind).recall_k:>11.3f} " for kind in KINDS
+            f"| {evaluate(queries, ranked, limit, kind).recall_k:>13.3f} " for kind in kinds
         )
         name = "none" if threshold < -0.99 else f"{threshold:g}"
         name += f" +{words_pass}" if words_pass else ""
@@ -374,7 +388,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     queries = [q for q in every_query if q.relevant]
     no_answer = [q for q in every_query if not q.relevant]
     with tempfile.TemporaryDirectory(prefix="thatch-bench-") as home, thatch.open(home=home) as th:
+        started = time.perf_counter()
         count = load_memories(th, args.data / "memories.jsonl")
+        saved = time.perf_counter() - started
         if args.distractors:
             add_distractors(
                 th, args.distractors, sorted({q.store for q in queries} | {GLOBAL_STORE})
@@ -386,8 +402,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         print(f"scope: the query's store + global; limit {args.limit}; record=False\n")
 
+        started = time.perf_counter()
         rankings = mode_rankings(th, queries, args.limit)
+        searched = time.perf_counter() - started
         print_modes(queries, rankings, args.limit)
+        print(
+            f"saving (embedding included) took {saved:.1f} s; "
+            f"{len(MODES)} x {len(queries)} recalls {searched:.1f} s"
+        )
 
         lists = raw_lists(th, queries, args.limit)
         default = variant_rankings(lists, labels, DEFAULT_VARIANT, args.limit)
