@@ -1,22 +1,14 @@
-from __future__ import annotations
+"""Rewordings are the same statement.
 
-import json
-from pathlib import Path
+That opposite preferences (the ``opposite`` lines of bench/data/decisions.jsonl)
+are never linked is tested with the whole rule, cosine and contrast included,
+in tests/unit/test_prediction_wording.py.
+"""
+
+from __future__ import annotations
 
 import pytest
 from thatch.decisions.wording import same_statement
-
-DECISIONS = Path(__file__).parents[2] / "bench" / "data" / "decisions.jsonl"
-
-
-def _opposites() -> list[tuple[str, str]]:
-    rows = [json.loads(line) for line in DECISIONS.read_text().splitlines() if line.strip()]
-    return [(row["a"], row["b"]) for row in rows if row["kind"] == "opposite"]
-
-
-@pytest.mark.parametrize(("first", "second"), _opposites())
-def test_opposite_preferences_are_never_the_same_statement(first: str, second: str) -> None:
-    assert not same_statement(first, second)
 
 
 @pytest.mark.parametrize(

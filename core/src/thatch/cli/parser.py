@@ -376,7 +376,12 @@ def _add_predictions(
 
     sub = add("update", predictions.update, "record the user's feedback on a prediction")
     sub.add_argument("--matcher", required=True, help='the situation, e.g. "reviewing a PR"')
-    sub.add_argument("--prediction", required=True, help="what the user tends to decide")
+    sub.add_argument("--prediction", help="what the user tends to decide")
+    sub.add_argument(
+        "--prediction-id",
+        type=int,
+        help="record on this existing prediction (the similar one an earlier answer named)",
+    )
     sub.add_argument(
         "--signal",
         required=True,

@@ -59,26 +59,41 @@ def _describe_update(result: UpdateResult, given: str) -> str:
     if not result.prediction_created and " ".join(given.split()) != prediction.statement:
         # Say which wording the feedback landed on, so a wrong merge is visible.
         described += f"\n  recorded on the existing statement: {prediction.statement!r}"
+    similar = result.similar
+    if similar is not None:
+        # Kept apart, not merged silently: name it so the user can link it by id.
+        described += (
+            f"\n  similar: prediction {similar.prediction.id} (cosine {similar.cosine:.4f}) "
+            f"{similar.prediction.statement!r}, not linked: {similar.reason}"
+            f"\n  if the user meant that one, run again with --prediction-id "
+            f"{similar.prediction.id}"
+        )
     return described
 
 
 def update(args: argparse.Namespace) -> int:
+    prediction_id = args.prediction_id
+    if args.prediction is None and prediction_id is None:
+        raise InvalidInputError(
+            "give --prediction (what the user decides) or --prediction-id (an existing one)"
+        )
     with connect(args) as th:
         result = th.decisions.update(
             args.matcher,
-            args.prediction,
+            args.prediction or "",
             args.signal,
             rationale=args.rationale or "",
             store=args.store,
             detail=args.detail or "",
             session=args.session,
+            prediction_id=prediction_id,
         )
     if args.json:
         output.print_json(
             {**to_json_data(result), "confidence": result.confidence, "evidence": result.evidence}
         )
     else:
-        output.say(_describe_update(result, args.prediction))
+        output.say(_describe_update(result, args.prediction or ""))
     return 0
 
 

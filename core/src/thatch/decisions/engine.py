@@ -13,12 +13,12 @@ from typing import Literal
 import attrs
 
 from thatch.decisions.confidence import DEFAULT_PRIOR, EVIDENCE, confidence, population_prior
-from thatch.decisions.wording import same_statement
+from thatch.decisions.wording import LINK_COSINE, why_not_linked
 from thatch.memory.names import validate_store
 from thatch.plugin.decision_storage import DecisionStorage
 from thatch.plugin.decisions import SIGNALS, Matcher, Prediction, Signal
 from thatch.plugin.embedder import Embedder
-from thatch.plugin.errors import InvalidInputError
+from thatch.plugin.errors import InvalidInputError, NotFoundError
 from thatch.redact import redact
 
 #: What an update did, from the user's point of view.
@@ -28,6 +28,8 @@ MAX_TEXT = 2_000
 MATCHER_DEPTH = 32
 #: Close predictions checked for the same wording before a new one is created.
 PREDICTION_CANDIDATES = 5
+#: Cosine from which an existing prediction that is not linked is named in the answer.
+SIMILAR_COSINE = 0.5
 
 
 @attrs.frozen
@@ -44,6 +46,16 @@ class ScoreSettings:
 
 
 @attrs.frozen
+class SimilarPrediction:
+    """An existing prediction close to the new statement that the update did not link to."""
+
+    prediction: Prediction
+    cosine: float
+    #: Why it was not linked (see :func:`thatch.decisions.wording.why_not_linked`).
+    reason: str
+
+
+@attrs.frozen
 class UpdateResult:
     """What :meth:`DecisionModel.update` did."""
 
@@ -54,6 +66,10 @@ class UpdateResult:
     prediction_created: bool
     edge_created: bool
     signal: Signal
+    #: When a prediction was created: the closest existing one (cosine >=
+    #: SIMILAR_COSINE) it was not linked to, so the agent can link to it by id
+    #: if the user meant the same thing.
+    similar: SimilarPrediction | None = None
 
     @property
     def confidence(self) -> float:
@@ -106,15 +122,26 @@ class DecisionModel:
         rationale: str = "",
         detail: str = "",
         session: str | None = None,
+        prediction_id: int | None = None,
     ) -> UpdateResult:
-        """Find or create the matcher and the prediction, link them, apply the signal."""
+        """Find or create the matcher and the prediction, link them, apply the signal.
+
+        With ``prediction_id`` the feedback goes to that prediction of ``store``
+        (``prediction`` may then be empty): the agent's link when the user
+        meant an existing statement the wording rule kept apart. An unknown id
+        is an error and changes nothing.
+        """
         checked = check_signal(signal)
         validate_store(store)
         situation = _clean("matcher", matcher)
-        statement = _clean("prediction", prediction)
+        chosen = None if prediction_id is None else self._chosen(prediction_id, store)
+        statement = chosen.statement if chosen is not None else _clean("prediction", prediction)
         rationale = redact(rationale).text if rationale else ""
         model = self.embedder.model_id
-        vectors = self.embedder.embed_passages([situation, statement])
+        # A chosen prediction is not searched for, so its statement needs no vector.
+        vectors = self.embedder.embed_passages(
+            [situation] if chosen is not None else [situation, statement]
+        )
 
         nearest = self._nearest(self.storage.nearest_matchers, vectors[0], store)
         matcher_created = nearest is None
@@ -125,21 +152,25 @@ class DecisionModel:
             matcher_record = self.storage.get_matchers([nearest[0]])[nearest[0]]
             match_cosine = nearest[1]
 
-        same = self._same_prediction(vectors[1], statement, store)
+        same, similar = (
+            (chosen.id, None)
+            if chosen is not None
+            else self._same_prediction(vectors[1], statement, store)
+        )
         prediction_created = same is None
         if same is None:
             prior = self._prior(store)
-            prediction_id = self.storage.add_prediction(
+            target = self.storage.add_prediction(
                 store, statement, rationale, model, vectors[1], prior
             ).id
         else:
-            prediction_id = same
+            target = same
 
         weight = match_cosine if self.settings.edge_weight_from_cosine else 1.0
-        edge_created = self.storage.link(matcher_record.id, prediction_id, round(weight, 4))
+        edge_created = self.storage.link(matcher_record.id, target, round(weight, 4))
         evidence = EVIDENCE[checked]
         updated = self.storage.add_evidence(
-            prediction_id,
+            target,
             signal=checked,
             confirm=evidence.confirm,
             disconfirm=evidence.disconfirm,
@@ -156,6 +187,7 @@ class DecisionModel:
             prediction_created=prediction_created,
             edge_created=edge_created,
             signal=checked,
+            similar=similar,
         )
 
     def _nearest(self, search: object, vector: object, store: str) -> tuple[int, float] | None:
@@ -164,22 +196,54 @@ class DecisionModel:
             return hits[0].id, float(hits[0].score)
         return None
 
-    def _same_prediction(self, vector: object, statement: str, store: str) -> int | None:
-        """The existing prediction this statement restates, if any (see wording.py)."""
+    def _chosen(self, prediction_id: int, store: str) -> Prediction:
+        """The prediction the agent named by id; a clear error when it is not in ``store``."""
+        found = self.storage.get_predictions([prediction_id]).get(prediction_id)
+        if found is None:
+            raise NotFoundError(
+                f"no prediction with id {prediction_id}; "
+                "see the ids with 'thatch predictions list' (or the prediction_list tool)"
+            )
+        if found.store != store:
+            raise InvalidInputError(
+                f"prediction {prediction_id} is in store {found.store!r}, not {store!r}; "
+                f"give store {found.store!r} to link to it"
+            )
+        return found
+
+    def _same_prediction(
+        self, vector: object, statement: str, store: str
+    ) -> tuple[int | None, SimilarPrediction | None]:
+        """The existing prediction this statement restates, else the closest it does not.
+
+        See wording.py: a close prediction is the same one only when the
+        wording takes the same side; the closest other one is named instead.
+        """
         hits = self.storage.nearest_predictions(
             vector,  # type: ignore[arg-type]
             self.embedder.model_id,
             [store],
             PREDICTION_CANDIDATES,
         )
-        close = [hit for hit in hits if hit.score >= self.dedup_threshold]
+        close = [hit for hit in hits if hit.score >= min(LINK_COSINE, SIMILAR_COSINE)]
         if not close:
-            return None
+            return None, None
         existing = self.storage.get_predictions(hit.id for hit in close)
+        similar = None
         for hit in close:
-            if hit.id in existing and same_statement(existing[hit.id].statement, statement):
-                return hit.id
-        return None
+            if hit.id not in existing:
+                continue
+            cosine = float(hit.score)
+            reason = why_not_linked(existing[hit.id].statement, statement, cosine, self._similarity)
+            if reason is None:
+                return hit.id, None
+            if similar is None:
+                similar = SimilarPrediction(existing[hit.id], round(cosine, 4), reason)
+        return None, similar
+
+    def _similarity(self, first: str, second: str) -> float:
+        vectors = self.embedder.embed_passages([first, second])
+        return float(vectors[0] @ vectors[1])
 
     def _prior(self, store: str) -> float:
         if not self.settings.population_prior:

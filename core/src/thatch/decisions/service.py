@@ -97,8 +97,14 @@ class Decisions:
         store: str | None = None,
         detail: str = "",
         session: str | None = None,
+        prediction_id: int | None = None,
     ) -> UpdateResult:
-        """Record the user's feedback (see :meth:`DecisionModel.update`)."""
+        """Record the user's feedback (see :meth:`DecisionModel.update`).
+
+        ``prediction_id`` names the existing prediction the feedback is about
+        (``prediction`` may then be empty), e.g. the similar one an earlier
+        answer named.
+        """
         return self.model.update(
             matcher,
             prediction,
@@ -107,6 +113,7 @@ class Decisions:
             rationale=rationale,
             detail=detail,
             session=session,
+            prediction_id=prediction_id,
         )
 
     def query(

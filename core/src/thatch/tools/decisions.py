@@ -43,14 +43,20 @@ def _query(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
 
 
 def _update(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
+    if "prediction" not in args and "prediction_id" not in args:
+        raise InvalidInputError(
+            "give 'prediction' (what the user decides) or 'prediction_id' (an existing "
+            "prediction, e.g. the similar one an earlier answer named)"
+        )
     result = ctx.thatch.decisions.update(
         args["matcher"],
-        args["prediction"],
+        args.get("prediction", ""),
         args["signal"],
         rationale=args.get("rationale", ""),
         store=args.get("store"),
         detail=args.get("detail", ""),
         session=_session(ctx, args),
+        prediction_id=args.get("prediction_id"),
     )
     return {**to_json_data(result), "confidence": result.confidence, "evidence": result.evidence}
 
@@ -120,14 +126,23 @@ UPDATE = Tool(
         "touches old code'); 'prediction' is what the user chooses there ('leave unrelated "
         "debt alone'); 'signal' is create (a new preference they stated), confirm (they "
         "agreed or chose it), disconfirm (they rejected or corrected it) or soft (they "
-        "hesitated or partly disagreed). Situations and statements close to existing ones "
-        "are merged with them. Returns the outcome (created, linked, reinforced, weakened, "
-        "unchanged), the prediction with its new confidence, and the matcher."
+        "hesitated or partly disagreed). Situations close to existing ones are merged with "
+        "them, and so are statements that restate an existing one; a statement that may be "
+        "an opposite or another preference is kept apart, and the answer's 'similar' names "
+        "the closest existing prediction (id, statement, cosine, reason): if the user meant "
+        "that one, call again with its 'prediction_id'. Returns the outcome (created, "
+        "linked, reinforced, weakened, unchanged), the prediction with its new confidence, "
+        "the matcher and 'similar' (or null)."
     ),
     input_schema=arguments(
         {
             "matcher": string("The situation, in a sentence.", max_length=MAX_TEXT),
             "prediction": string("What the user decides in it.", max_length=MAX_TEXT),
+            "prediction_id": integer(
+                "An existing prediction of the store to record this on, instead of "
+                "'prediction': the 'similar' one an answer named, when the user meant it.",
+                minimum=1,
+            ),
             "signal": string("What the user's reaction says.", enum=SIGNALS),
             "rationale": string(
                 "Why the user decides so, if known.", min_length=0, max_length=MAX_TEXT
@@ -143,7 +158,6 @@ UPDATE = Tool(
             "session_id": SESSION,
         },
         "matcher",
-        "prediction",
         "signal",
     ),
     handler=_update,
