@@ -187,3 +187,18 @@ def test_result_lines_skip_exit_lines_only_when_there_are_some() -> None:
     assert action_of(ToolCall("bash", {"command": "grep -rn x ."}, plain)).result_count == 2
     tagged = "Exit code 0\na.py:1:x\n</output>\n"
     assert action_of(ToolCall("Grep", {"pattern": "x"}, tagged)).result_count == 1
+
+
+@pytest.mark.parametrize(
+    ("error", "line"),
+    [
+        ("ok\nNo such file: a.py\nTraceback (most recent call last)", "No such file: a.py"),
+        ("collected 3\nFAILED test_a.py - Error\nerror: x", "FAILED test_a.py - Error"),
+        ("Exception here\nError there", "Exception here"),
+        ("all went\nas planned", "as planned"),
+        ("Erro\nnot foun\nmodule not found", "module not found"),
+    ],
+)
+def test_the_telling_line_is_the_first_naming_an_error(error: str, line: str) -> None:
+    action = action_of(ToolCall(name="Bash", input={"command": "pytest"}, failed=True, error=error))
+    assert action.error == line

@@ -129,6 +129,18 @@ def test_fatigue_grows_with_session_hours() -> None:
     assert late.value > early.value
 
 
+@pytest.mark.parametrize("step", [1.0, 20.0, 179.0, 180.0, 181.0, 359.9, 3600.0])
+def test_fatigue_s_detail_is_the_hours_formatted_across_their_tenths(step: float) -> None:
+    # The detail is formatted again only when the hours leave their tenth: at every
+    # event it must still read as the hours formatted afresh, boundaries included.
+    fatigue, history = Fatigue(), SessionHistory("s")
+    for event in Stream(step=step).events([read()] * 40):
+        history.add(event)
+        (reading,) = fatigue.read(event, history)
+        hours = (history.now - history.started_at) / 3600
+        assert reading.detail == f"{hours:.1f} h, {history.size('short')} events in 5 min"
+
+
 def test_a_passing_chain_reads_flow_a_failure_breaks_it() -> None:
     (chain,) = readings(ImplementationChain(), [read(), edit(), run(), read(), edit(), run()])
     assert chain.axis == "flow"

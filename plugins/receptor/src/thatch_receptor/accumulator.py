@@ -77,7 +77,10 @@ class Accumulator:
 
     def advance(self, at: float, readings: Iterable[SignalReading]) -> list[float]:
         """:meth:`step`, the new values in :data:`AXES` order (a new list each time)."""
-        dt = 0.0 if self._last_at is None else min(self._max_decay, max(0.0, at - self._last_at))
+        # min(max_decay, max(0, gap)), in conditionals: this runs on every event.
+        gap = 0.0 if self._last_at is None else at - self._last_at
+        gap = gap if gap > 0.0 else 0.0
+        dt = gap if gap < self._max_decay else self._max_decay
         self._last_at = at
         values = list(map(operator.mul, self._values, self._decay(dt)))
         # An axis without a reading keeps its decayed value (its impulse is 0).
@@ -87,7 +90,8 @@ class Accumulator:
             axis = reading.axis
             gain = gains.get(axis)
             if gain is not None:
-                kept[axis] = kept.get(axis, 1.0) * (1.0 - min(1.0, gain * reading.value))
+                scaled = gain * reading.value
+                kept[axis] = kept.get(axis, 1.0) * (1.0 - (scaled if scaled < 1.0 else 1.0))
         for axis, left in kept.items():
             index = _INDEX[axis]
             decayed = values[index]

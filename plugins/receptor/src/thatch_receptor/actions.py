@@ -104,6 +104,7 @@ _SHELL_KINDS: dict[str, ActionKind] = {
     **dict.fromkeys(("grep", "rg", "ag", "ack", "find", "fd", "git grep"), "search"),
     **dict.fromkeys(("cat", "head", "tail", "less", "ls", "tree", "nl", "wc", "stat"), "read"),
 }
+_COMMAND_KEYS = ("command", "cmd")
 _PATH_KEYS = ("file_path", "filePath", "target_file", "notebook_path", "path", "target_directory")
 _QUERY_KEYS = ("pattern", "query", "regex", "search_term", "q", "glob_pattern")
 _COUNT_KEYS = ("numFiles", "num_files", "numMatches", "totalMatches", "count", "total")
@@ -116,13 +117,15 @@ _EXIT_TEXT = re.compile(r"(?:^|\n)\s*Exit code:? (-?\d+)|<returncode>(-?\d+)</re
 _EXIT_LINE = re.compile(r"Exit code:? -?\d+|</?output>|<returncode>-?\d+</returncode>(<output>)?")
 _FOUND_TEXT = re.compile(r"^\s*Found (\d+) (file|match|result)", re.IGNORECASE)
 _NONE_FOUND = re.compile(r"^\s*No (files|matches|results)( found)?", re.IGNORECASE)
-_TELLING_LINE = re.compile(r"(Error|Exception|FAILED|error:|Traceback|not found|No such)")
+#: The words that make a line telling (the first line holding one is the telling line).
+_TELLING_WORDS = ("Error", "Exception", "FAILED", "error:", "Traceback", "not found", "No such")
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.MULTILINE)
 _SHELL_WORD = re.compile(r'"([^"]*)"|\'([^\']*)\'|([^\s"\']+)')
 _PATH_WORD = re.compile(r"^[\w.~-]*(/[\w.@+-]+)+/?$|^[\w-]+\.[A-Za-z]{1,5}$")
 
 
-@attrs.frozen
+# Not slotted: a frozen class with a __dict__ is built faster, and one is built per tool call.
+@attrs.frozen(slots=False)
 class Action:
     """One tool call, as the receptor reads it."""
 
@@ -153,17 +156,22 @@ class Action:
 
 def actions_of(event: Event) -> tuple[Action, ...]:
     """The actions of an event's tool calls, in order (none for a prompt or a stop)."""
-    return tuple(action_of(call) for call in event.tool_calls)
+    calls = event.tool_calls
+    if len(calls) == 1:  # most events: no generator
+        return (action_of(calls[0]),)
+    return tuple([action_of(call) for call in calls])
 
 
 def action_of(call: ToolCall) -> Action:
     """One tool call as an :class:`Action`, with its text."""
     inputs = call.input if type(call.input) is dict or isinstance(call.input, Mapping) else {}
     kind = tool_kind(call.name)
-    command = _text_value(inputs, ("command", "cmd")) if kind == "run" else None
-    if command is not None:
-        kind = shell_kind(command)
-    if kind == "run" or command is not None:
+    if kind == "run":
+        command = inputs.get("command")  # where nearly every shell call has it
+        if type(command) is not str or not command or command.isspace():
+            command = _text_value(inputs, _COMMAND_KEYS)
+        if command is not None:
+            kind = shell_kind(command)
         return _shell_action(call, kind, command or "")
     paths = _input_paths(inputs)
     failed = call.failed
@@ -278,12 +286,27 @@ def telling_line(text: str) -> str | None:
     # One search over the lines joined rather than one a line: no line holds a
     # newline, so the first match lies in the first telling line.
     joined = "\n".join(lines)
-    match = _TELLING_LINE.search(joined)
-    if match is None:
+    found = _first_telling_word(joined)
+    if found < 0:
         return _cut(lines[-1])
-    start = joined.rfind("\n", 0, match.start()) + 1
-    end = joined.find("\n", match.end())
+    start = joined.rfind("\n", 0, found) + 1
+    end = joined.find("\n", found)  # no telling word holds a newline
     return _cut(joined[start : end if end >= 0 else len(joined)])
+
+
+def _first_telling_word(text: str) -> int:
+    """Where the first of :data:`_TELLING_WORDS` in ``text`` starts, or -1.
+
+    A find for each word beats one search for them all: an alternation of
+    words is matched at every place in turn, a word is found by a fast scan.
+    """
+    first = len(text)
+    for word in _TELLING_WORDS:
+        # Only a word that starts before the earliest one so far can change it.
+        at = text.find(word, 0, first + len(word) - 1)
+        if at >= 0:
+            first = at
+    return first if first < len(text) else -1
 
 
 def result_count(response: Any, kind: ActionKind) -> int | None:
@@ -310,7 +333,8 @@ def result_count(response: Any, kind: ActionKind) -> int | None:
 
 def _shell_action(call: ToolCall, kind: ActionKind, command: str) -> Action:
     """A shell command: its exit code, its error, and as a search its result count."""
-    text = _response_text(call.response)
+    response = call.response
+    text = _mapping_text(response) if type(response) is dict else _response_text(response)
     code = _exit_code(call, text)
     if code is None and not call.failed:
         code = 0
@@ -399,7 +423,8 @@ def _cut(text: str) -> str:
 def _text_value(inputs: Mapping[str, Any], keys: Iterable[str]) -> str | None:
     for key in keys:
         value = inputs.get(key)
-        if isinstance(value, str) and value.strip():
+        # Not blank, as value.strip() would tell, without copying a long command.
+        if isinstance(value, str) and value and not value.isspace():
             return value
     return None
 
@@ -511,5 +536,8 @@ def _content_lines(text: str) -> list[str]:
     lines = [line.strip() for line in text.splitlines()]
     # Every line _EXIT_LINE matches holds one of these; most texts hold none.
     if "Exit code" in text or "output>" in text or "<returncode>" in text:
-        return [line for line in lines if line and not _EXIT_LINE.fullmatch(line)]
+        # Every line _EXIT_LINE matches starts with "E" or "<": most are ruled out before it.
+        return [
+            line for line in lines if line and not (line[0] in "E<" and _EXIT_LINE.fullmatch(line))
+        ]
     return [line for line in lines if line]

@@ -167,7 +167,7 @@ class WindowTally:
             self.paths.add(paths)
             self.folders.add(folders)
             names = self.names
-            for path, folder in zip(paths, folders, strict=True):
+            for path, folder in zip(paths, folders):  # noqa: B905 (one folder a path)
                 name = file_name(path)
                 if "." in name:
                     seen = names.get(name)
@@ -186,7 +186,7 @@ class WindowTally:
             self.paths.remove(paths)
             self.folders.remove(folders)
             names = self.names
-            for path, folder in zip(paths, folders, strict=True):
+            for path, folder in zip(paths, folders):  # noqa: B905 (one folder a path)
                 name = file_name(path)
                 if "." in name:
                     seen = names[name]
@@ -293,6 +293,8 @@ class SessionHistory:
         self._times: list[float] = []
         self._events: list[Event] = []
         self._actions: list[tuple[Action, ...]] = []
+        #: The current event's actions (:meth:`current_actions`, read without a call).
+        self.current: tuple[Action, ...] = ()
         #: Every kept event's paths in one list, with the index of each event's first,
         #: so that a window's paths are one slice.
         self._flat_paths: list[str] = []
@@ -345,6 +347,7 @@ class SessionHistory:
         self._times.append(at)
         self._events.append(event)
         self._actions.append(actions)
+        self.current = actions
         self.short.add(actions, paths, folders)
         if len(self._events) > self._max:
             self._trim()
@@ -449,7 +452,7 @@ class SessionHistory:
 
     def current_actions(self) -> tuple[Action, ...]:
         """The current event's actions."""
-        return self._actions[-1] if self._actions else ()
+        return self.current
 
     def current_paths(self) -> Sequence[str]:
         """The paths of the current event's actions, in order."""

@@ -29,6 +29,7 @@ and property is a pure read, however often it is called.
 from __future__ import annotations
 
 import math
+import operator
 from collections import Counter, deque
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Literal
@@ -44,6 +45,8 @@ B_AXES: tuple[Axis, ...] = ("frustration", "seeking", "uncertainty", "fatigue", 
 MetaState = Literal["deep_work", "stuck", "firing", "idle"]
 _NO_TARGETS: Mapping[Axis, float] = {}
 _NONE: frozenset[Axis] = frozenset()
+# _FAST_ZIP: the zips of one event's per-axis lists go without ``strict=True``: the
+# lists are of the layer's axes by construction, and the keyword costs a parse per call.
 
 
 class Hold:
@@ -165,7 +168,7 @@ class AxisLayer:
         return self._current_thresholds()[self._index[axis]]
 
     def thresholds(self) -> dict[Axis, float]:
-        return dict(zip(self._axes, self._current_thresholds(), strict=True))
+        return dict(zip(self._axes, self._current_thresholds()))  # noqa: B905 (_FAST_ZIP)
 
     def _current_thresholds(self) -> list[float]:
         """Every axis's threshold, worked out once between two moves of a baseline or field."""
@@ -173,7 +176,7 @@ class AxisLayer:
         if found is None:
             low, high = self._baseline.bounds
             found = []
-            for ema, offset, field in zip(self._ema, self._offsets, self._fields, strict=True):
+            for ema, offset, field in zip(self._ema, self._offsets, self._fields):  # noqa: B905
                 threshold = ema + offset + field
                 # min(high, max(low, threshold)), without the two calls
                 threshold = threshold if threshold > low else low
@@ -188,17 +191,13 @@ class AxisLayer:
     def step_values(self, at: float, current: list[float]) -> frozenset[Axis]:
         """:meth:`step`, with each axis's value in :attr:`axes` order (the list is kept)."""
         thresholds = self._current_thresholds()
-        if not self._held:
-            for value, threshold in zip(current, thresholds, strict=True):
-                if value > threshold:
-                    break
-            else:
-                self._follow(at, current)  # nothing held, nothing over: no hold moves (most events)
-                return _NONE
+        if not self._held and not any(map(operator.gt, current, thresholds)):
+            self._follow(at, current)  # nothing held, nothing over: no hold moves (most events)
+            return _NONE
         fired: list[Axis] = []
         held: list[Axis] = []
-        for axis, hold, value, threshold in zip(
-            self._axes, self._holds, current, thresholds, strict=True
+        for axis, hold, value, threshold in zip(  # noqa: B905 (_FAST_ZIP)
+            self._axes, self._holds, current, thresholds
         ):
             if hold.step(value > threshold):
                 fired.append(axis)
@@ -226,7 +225,7 @@ class AxisLayer:
             if dt != last_dt or not alpha:
                 alpha = 1.0 - math.exp(-dt / self._baseline.seconds)
                 self._alpha = (dt, alpha)
-            pairs = zip(self._ema, current, strict=True)
+            pairs = zip(self._ema, current)  # noqa: B905 (_FAST_ZIP)
             self._ema = [ema + alpha * (value - ema) for ema, value in pairs]
         self._thresholds = None
 
@@ -286,10 +285,11 @@ class MetaLayer:
     def step(self, in_flow: bool, fired: frozenset[Axis]) -> None:
         """Advance by one event: remember what A and B did, then move B's field one step."""
         self._remember(self._state_of(in_flow, fired))
-        targets = self._targets(self._state)
+        state = self._state
         fields = self._axes.fields()
-        if targets is _NO_TARGETS and not any(fields.values()):
-            return  # every field at rest, and none to head for: most events
+        if state != "deep_work" and state != "stuck" and not any(fields.values()):
+            return  # every field at rest, and none to head for (_targets: none): most events
+        targets = self._targets(state)
         policy = self._policy
         for axis in self._axes.axes:
             gap = targets.get(axis, 0.0) - fields[axis]

@@ -39,6 +39,8 @@ from thatch_receptor.signals import builtin_sources
 if TYPE_CHECKING:
     from thatch.plugin import Axis, Event, SignalReading, SignalSource
 
+    from thatch_receptor.actions import Action
+
 log = logging.getLogger(__name__)
 
 _AXIS_SET: frozenset[str] = frozenset(AXES)
@@ -172,7 +174,8 @@ class Receptor:
         readings = self._read(event, history)
         advanced = session.accumulator.advance(at, readings)
         session.trail.add_values(at, advanced)
-        values = dict(zip(AXES, advanced, strict=True))
+        # advanced is in AXES order by construction: no strict=, whose keyword costs a parse.
+        values = dict(zip(AXES, advanced))  # noqa: B905
         thresholds = axes.thresholds()
         thresholds["flow"] = session.flow.threshold
         session.flow.step(values["flow"])
@@ -207,7 +210,7 @@ class Receptor:
             in_flow=in_flow,
             pattern=pattern,
             readings=readings,
-            texts=tuple([action.text for action in history.current_actions()]),
+            texts=_texts(history.current),
             compositions=compositions,
         )
         return session.last
@@ -217,7 +220,10 @@ class Receptor:
         readings: list[SignalReading] = []
         for source in self._sources:
             try:
-                for reading in source.read(event, history):
+                found = source.read(event, history)
+                if type(found) is list and not found:
+                    continue  # the built-ins' most frequent answer: nothing to go through
+                for reading in found:
                     if reading.axis in _AXIS_SET:
                         readings.append(reading)
             except Exception:
@@ -229,6 +235,13 @@ class Receptor:
     def _strongest(self, readings: tuple[SignalReading, ...]) -> tuple[SignalReading, ...]:
         ranked = sorted(readings, key=lambda reading: reading.value, reverse=True)
         return tuple(ranked[: self._settings.max_signals])
+
+
+def _texts(actions: tuple[Action, ...]) -> tuple[str, ...]:
+    """The actions' short texts; an event mostly has one action, made a tuple directly."""
+    if len(actions) == 1:
+        return (actions[0].text,)
+    return tuple([action.text for action in actions])
 
 
 def _check_unique(sources: tuple[SignalSource, ...]) -> None:

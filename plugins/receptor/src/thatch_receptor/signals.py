@@ -120,7 +120,7 @@ def window_paths(history: EventHistory, window: Window) -> Sequence[str]:
 def current_actions(event: Event, history: EventHistory) -> tuple[Action, ...]:
     """The current event's actions."""
     if isinstance(history, SessionHistory):
-        return history.current_actions()
+        return history.current
     return actions_of(event)
 
 
@@ -165,14 +165,17 @@ class EditRunFailures:
     full_alternations: int = 6
 
     def read(self, event: Event, history: EventHistory) -> list[SignalReading]:
-        failing = [a for a in current_actions(event, history) if a.kind == "run" and a.failed]
-        if not failing:
+        failing: Action | None = None  # the last failing run (a loop: most events have none)
+        for action in current_actions(event, history):
+            if action.kind == "run" and action.failed:
+                failing = action
+        if failing is None:
             return []
         short = short_tally(history)
         switches, runs, failed = short.switches, short.ran, short.failed_runs
         failure_rate = failed / max(1, runs)
         value = max(self.single, min(1.0, switches / self.full_alternations) * failure_rate)
-        detail = f"{failing[-1].text}; {switches} edit/run switches, {failure_rate:.0%} failing"
+        detail = f"{failing.text}; {switches} edit/run switches, {failure_rate:.0%} failing"
         return [SignalReading(self.name, "frustration", value, detail)]
 
 
@@ -201,9 +204,10 @@ class RephrasedSearch:
         self._vectors = vector
 
     def read(self, event: Event, history: EventHistory) -> list[SignalReading]:
-        queries = [a.query for a in current_actions(event, history) if a.query and _is_search(a)]
-        if not queries:
-            return []
+        current = current_actions(event, history)
+        if not has_search(current):
+            return []  # most events, without building the list
+        queries = [a.query for a in current if a.query and _is_search(a)]
         earlier = list(short_tally(history).queries)
         earlier = earlier[: len(earlier) - len(queries)]
         readings = []
@@ -282,6 +286,11 @@ class Fatigue:
     #: Events in the short window above which volume adds to the reading.
     busy: int = 30
     per_busy_event: float = 0.002
+    #: The last detail: the hours from ``low`` to under ``high`` that format as its
+    #: ``text``, the volume and the detail (:meth:`_detail`).
+    _details: tuple[float, float, str, int, str] = attrs.field(
+        init=False, repr=False, eq=False, default=(1.0, 0.0, "", -1, "")
+    )
 
     def read(self, event: Event, history: EventHistory) -> list[SignalReading]:
         if isinstance(history, SessionHistory):
@@ -290,11 +299,31 @@ class Fatigue:
             session = history.window("session")
             started = session[0].received_at if session else history.now
             volume = len(history.window("short"))
-        hours = max(0.0, history.now - started) / 3600
-        extra = max(0, volume - self.busy) * self.per_busy_event
-        value = min(1.0, self.base + self.per_hour * hours + extra)
-        detail = f"{hours:.1f} h, {volume} events in 5 min"
-        return [SignalReading(self.name, "fatigue", value, detail)]
+        # Conditionals rather than max() and min(): this runs on every event.
+        elapsed = history.now - started
+        hours = (elapsed if elapsed > 0.0 else 0.0) / 3600
+        extra = (volume - self.busy if volume > self.busy else 0) * self.per_busy_event
+        value = self.base + self.per_hour * hours + extra
+        value = value if value < 1.0 else 1.0
+        return [SignalReading(self.name, "fatigue", value, self._detail(hours, volume))]
+
+    def _detail(self, hours: float, volume: int) -> str:
+        """``"0.4 h, 12 events in 5 min"``, the hours formatted again only past their range.
+
+        Formatting a float costs more than the rest of a read, and the hours' tenth
+        changes once in six minutes: hours from one that gave ``text`` on to under
+        the next half tenth give ``text`` too (rounding never goes down as hours grow).
+        """
+        low, high, text, last_volume, detail = self._details
+        if low <= hours < high:
+            if volume == last_volume:
+                return detail
+        else:
+            text = f"{hours:.1f}"
+            low, high = hours, (round(float(text) * 10) + 0.5) / 10 - 1e-9
+        detail = f"{text} h, {volume} events in 5 min"
+        self._details = (low, high, text, volume, detail)
+        return detail
 
 
 @attrs.define
@@ -316,7 +345,8 @@ class ImplementationChain:
         short = short_tally(history)
         length, edits, passes = short.chain, short.chain_edits, short.chain_runs
         if edits and passes:
-            value = min(1.0, self.start + self.per_action * length)
+            value = self.start + self.per_action * length
+            value = value if value < 1.0 else 1.0  # min(1, value), without the call
             detail = f"{length} actions without a failure: {edits} edits, {passes} passing runs"
             return [SignalReading(self.name, "flow", value, detail)]
         if edits:
@@ -386,9 +416,14 @@ class PathHeatmap:
         if earlier.total < self.settled:
             return None
         after = short.folders.hottest()
+        folders = list(map(folder_of, paths))
+        if after not in folders:
+            # Only this event's folders gained: a hot folder not among them was the
+            # hottest before too (same count, same first place), so nothing moved.
+            return None
         # The window before this event: its folders come last, so taking them off
         # leaves the others where they first came.
-        before = short.folders.hottest(minus=list(map(folder_of, paths)))
+        before = short.folders.hottest(minus=folders)
         if after == before:
             return None  # no move: the settled folder cannot matter
         settled = earlier.hottest()
