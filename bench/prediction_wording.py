@@ -34,6 +34,7 @@ from data_sets import DATA, read_jsonl
 from thatch.decisions.engine import SIMILAR_COSINE, DecisionModel
 from thatch.decisions.wording import (
     CONTRAST_COSINE,
+    FUNCTION_WORDS,
     LINK_COSINE,
     STOPWORDS,
     SURE_COSINE,
@@ -53,45 +54,7 @@ RELATED = DATA / "pairs.jsonl"
 #: The opposite preferences of the firing set, written before this rule.
 DECISIONS = DATA / "decisions.jsonl"
 #: The stop words of the rule before this one (content-word overlap >= 0.8).
-OLD_STOPWORDS = [
-    "a",
-    "an",
-    "the",
-    "and",
-    "or",
-    "of",
-    "to",
-    "in",
-    "on",
-    "for",
-    "with",
-    "at",
-    "by",
-    "from",
-    "as",
-    "is",
-    "are",
-    "be",
-    "it",
-    "its",
-    "this",
-    "that",
-    "these",
-    "those",
-    "into",
-    "than",
-    "then",
-    "so",
-    "do",
-    "does",
-    "any",
-    "every",
-    "all",
-    "each",
-    "your",
-    "you",
-    "their",
-]
+OLD_STOPWORDS = sorted(FUNCTION_WORDS)
 
 
 @dataclass(frozen=True)

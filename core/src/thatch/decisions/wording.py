@@ -60,8 +60,8 @@ NEGATIONS = frozenset(
         "none",
     ]
 )
-#: Words too common to tell two statements apart.
-STOPWORDS = frozenset(
+#: Function words: they carry no preference (the whole list of the rule before this one).
+FUNCTION_WORDS = frozenset(
     [
         "a",
         "an",
@@ -100,6 +100,12 @@ STOPWORDS = frozenset(
         "your",
         "you",
         "their",
+    ]
+)
+#: Words too common to tell two statements apart: function words, and the words
+#: every preference is stated with.
+STOPWORDS = FUNCTION_WORDS | frozenset(
+    [
         "i",
         "i'd",
         "me",

@@ -186,24 +186,6 @@ def action_of(call: ToolCall) -> Action:
     )
 
 
-def edit_run_cycle(actions: Iterable[Action]) -> tuple[int, int, int]:
-    """The switches between edits and runs in ``actions``, their runs, and how many failed."""
-    switches = runs = failed = 0
-    last: str | None = None
-    for action in actions:
-        kind = action.kind
-        if kind == "run":
-            runs += 1
-            failed += action.failed
-        elif kind != "edit":
-            continue
-        if last is not None and kind != last:
-            switches += 1
-        last = kind
-    return switches, runs, failed
-
-
-@functools.lru_cache(maxsize=256)
 def tool_kind(name: str) -> ActionKind:
     """The kind of a tool by its name (:func:`bare_tool_name`); cached, as names repeat."""
     return _TOOL_KINDS.get(bare_tool_name(name), "other")

@@ -40,7 +40,7 @@ from thatch_receptor.problem import (
     delivery_text,
     note_text,
 )
-from thatch_receptor.receptor import Receptor, Settings, Step
+from thatch_receptor.receptor import Receptor, Step
 from thatch_receptor.status import StatusFiles, snapshot
 
 if TYPE_CHECKING:
@@ -609,8 +609,3 @@ class ReceptorService:
             self.interpreter.learned.dismiss(offer.pattern)
         self._save_learned()
         return offer
-
-
-def builtin_settings(config: ReceptorConfig) -> Settings:
-    """The receptor's parameters as the ``[receptor]`` table sets them."""
-    return Settings(step_seconds=config.step_seconds)
