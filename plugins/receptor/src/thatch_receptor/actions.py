@@ -148,7 +148,9 @@ class Action:
     #: How many results a search or recall found, when that can be told.
     result_count: int | None = None
 
-    @property
+    # Worked out on first read and kept in the instance's __dict__ (a frozen class
+    # without slots allows it): sources, steps and problems read it again.
+    @functools.cached_property
     def text(self) -> str:
         """The short line the call becomes (``grep "token refresh" in auth/ -> 0 files``)."""
         return action_text(self)

@@ -100,10 +100,18 @@ class Step:
     pattern: str
     #: Every source's readings of the event, in source order.
     readings: tuple[SignalReading, ...]
-    #: The event's actions as short texts (``bash: pytest -> exit 1: ...``).
-    texts: tuple[str, ...]
+    #: The event's actions (:mod:`thatch_receptor.actions`).
+    actions: tuple[Action, ...]
     #: What layer B produced: one composition when an axis fired, else none.
     compositions: tuple[FiringComposition, ...] = ()
+
+    @property
+    def texts(self) -> tuple[str, ...]:
+        """The event's actions as short texts (``bash: pytest -> exit 1: ...``).
+
+        Formatted when read, not with every step: a replay reads few of them.
+        """
+        return tuple([action.text for action in self.actions])
 
 
 class _Session:
@@ -210,7 +218,7 @@ class Receptor:
             in_flow=in_flow,
             pattern=pattern,
             readings=readings,
-            texts=_texts(history.current),
+            actions=history.current,
             compositions=compositions,
         )
         return session.last
@@ -235,13 +243,6 @@ class Receptor:
     def _strongest(self, readings: tuple[SignalReading, ...]) -> tuple[SignalReading, ...]:
         ranked = sorted(readings, key=lambda reading: reading.value, reverse=True)
         return tuple(ranked[: self._settings.max_signals])
-
-
-def _texts(actions: tuple[Action, ...]) -> tuple[str, ...]:
-    """The actions' short texts; an event mostly has one action, made a tuple directly."""
-    if len(actions) == 1:
-        return (actions[0].text,)
-    return tuple([action.text for action in actions])
 
 
 def _check_unique(sources: tuple[SignalSource, ...]) -> None:
