@@ -1,8 +1,9 @@
 """The wording rule that links paraphrases and keeps opposites apart (thatch.decisions.wording).
 
 The rule's parts are tested on their own; the rule as a whole on a sample of
-every kind of pair of bench/data/wording_pairs.jsonl with the real model
-(bench/prediction_wording.py measures all of them).
+every kind of pair of bench/data/wording_pairs.jsonl and of the opposites of
+the two held-out sets with the real model (bench/prediction_wording.py
+measures all of them).
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ import pytest
 from thatch.decisions.wording import (
     CONTRAST_COSINE,
     LINK_COSINE,
-    SURE_COSINE,
+    SUBSET_COSINE,
+    SWAP_COSINE,
+    normalise,
     opposition,
     why_not_linked,
 )
@@ -32,11 +35,9 @@ def _rows(name: str) -> list[dict[str, str]]:
     return [json.loads(line) for line in lines if line.strip()]
 
 
-def _sample(kind: str) -> list[tuple[str, str]]:
+def _sample(kind: str, name: str = "wording_pairs.jsonl") -> list[tuple[str, str]]:
     """Every fifth pair of ``kind``: each way of wording a pair (``how``) is in it."""
-    return [(row["a"], row["b"]) for row in _rows("wording_pairs.jsonl") if row["kind"] == kind][
-        ::5
-    ]
+    return [(row["a"], row["b"]) for row in _rows(name) if row["kind"] == kind][::5]
 
 
 def _firing_set_opposites() -> list[tuple[str, str]]:
@@ -72,6 +73,14 @@ def _never(first: str, second: str) -> float:
             "Never force push, not even to feature branches.",
             "negation",
         ),
+        ("Use pnpm.", "Use npm instead of pnpm.", "negation"),
+        ("We use uv, not pip.", "We use pip, not uv.", "order"),
+        ("Enable verbose output in CI.", "Turn off verbose output in CI.", "negation"),
+        ("Show the full stack trace to users.", "Hide the stack trace from users.", "negation"),
+        ("Sort keys in JSON output.", "Keep JSON keys in insertion order, unsorted.", "negation"),
+        ("Make the fields nullable.", "Make the fields non-nullable.", "negation"),
+        ("Use type hints in Python.", "Leave out type hints in Python.", "negation"),
+        ("Ask before pushing to remote.", "Push to remote without asking.", "negation"),
     ],
 )
 def test_opposite_sides_are_found_with_their_reason(first: str, second: str, reason: str) -> None:
@@ -90,6 +99,13 @@ def test_opposite_sides_are_found_with_their_reason(first: str, second: str, rea
         ("Prefer composition over inheritance.", "Favour composition to inheritance."),
         ("Never squash commits", "Never squash the commits."),
         ("Don't mock the database in tests.", "Tests should hit a real database, not a mock."),
+        ("Prefer pytest fixtures to setUp methods.", "Use pytest fixtures rather than setUp."),
+        ("I'd rather you used pathlib than os.path.", "Use pathlib instead of os.path."),
+        ("If you don't mind, rebase instead of merging.", "Rebase rather than merging."),
+        ("Return early instead of nesting ifs.", "Return early."),
+        ("Pin the Node version to avoid surprises.", "Pin the Node version."),
+        ("Don't add dependencies without asking.", "Ask before adding a dependency."),
+        ("Delete dead code.", "Remove code that is never used."),
     ],
 )
 def test_the_same_side_in_other_words_is_no_opposition(first: str, second: str) -> None:
@@ -109,7 +125,14 @@ def test_an_opposite_is_never_linked_however_close() -> None:
     assert reason == "opposite wording (antonym tab/space)"
 
 
-def test_swapped_words_must_be_synonyms_below_the_sure_cosine() -> None:
+def test_one_word_put_for_another_is_never_linked() -> None:
+    first, second = "Run make lint before pushing.", "Run make test before pushing."
+    reason = why_not_linked(first, second, 0.999, _never)
+    assert reason == "one word swapped ('lint' / 'test')"
+    assert why_not_linked("Reply in British English.", "Reply in American English.", 0.9, _never)
+
+
+def test_a_wider_rewording_needs_close_swapped_words() -> None:
     asked: list[tuple[str, str]] = []
 
     def contrast(value: float) -> Callable[[str, str], float]:
@@ -119,18 +142,37 @@ def test_swapped_words_must_be_synonyms_below_the_sure_cosine() -> None:
 
         return similarity
 
-    first, second = "Run make lint before pushing.", "Run make test before pushing."
-    reason = why_not_linked(first, second, SURE_COSINE - 0.01, contrast(CONTRAST_COSINE - 0.01))
+    first, second = (
+        "Use dataclasses for plain records.",
+        "Model simple data holders as dataclasses.",
+    )
+    reason = why_not_linked(first, second, SWAP_COSINE, contrast(CONTRAST_COSINE - 0.01))
     assert reason is not None
-    assert reason.startswith("different words ('lint' / 'test'")
-    assert why_not_linked(first, second, SURE_COSINE - 0.01, contrast(CONTRAST_COSINE)) is None
-    assert asked == [("lint", "test"), ("lint", "test")]
-    assert why_not_linked(first, second, SURE_COSINE, _never) is None
+    assert reason.startswith("different words ('plain records' / 'model simple data holders'")
+    assert why_not_linked(first, second, SWAP_COSINE, contrast(CONTRAST_COSINE)) is None
+    assert asked == [("plain records", "model simple data holders")] * 2
+    below = why_not_linked(first, second, SWAP_COSINE - 0.01, _never)
+    assert below == f"cosine {SWAP_COSINE - 0.01:.3f} is below {SWAP_COSINE}"
 
 
 def test_a_dropped_clause_needs_no_contrast() -> None:
     first = "Use tabs for indentation, as the rest of the repository does."
-    assert why_not_linked(first, "Use tabs for indentation.", LINK_COSINE, _never) is None
+    assert why_not_linked(first, "Use tabs for indentation.", SUBSET_COSINE, _never) is None
+    below = why_not_linked(first, "Use tabs for indentation.", SUBSET_COSINE - 0.01, _never)
+    assert below == f"cosine {SUBSET_COSINE - 0.01:.3f} is below {SUBSET_COSINE}"
+
+
+def test_the_statements_are_compared_as_normalised() -> None:
+    asked: list[tuple[str, str]] = []
+
+    def similarity(first: str, second: str) -> float:
+        asked.append((first, second))
+        return 0.9
+
+    first, second = "Keep pull requests small.", "Open small PRs."
+    assert normalise(second) == "open small pr."
+    assert why_not_linked(first, second, LINK_COSINE, similarity) is None
+    assert asked == [("keep pr small.", "open small pr.")]
 
 
 # -- the rule with the real model, on the hand-written pairs ------------------
@@ -159,8 +201,15 @@ def test_the_issue_s_paraphrase_is_linked(similarity: Callable[[str, str], float
     assert _verdict(*ISSUE_EXAMPLE, similarity) is None
 
 
+HELD_OUT_OPPOSITES = _sample("opposite", "wording_pairs_heldout.jsonl") + _sample(
+    "opposite", "wording_pairs_heldout2.jsonl"
+)
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize(("first", "second"), _sample("opposite") + _firing_set_opposites())
+@pytest.mark.parametrize(
+    ("first", "second"), _sample("opposite") + _firing_set_opposites() + HELD_OUT_OPPOSITES
+)
 def test_opposites_are_never_linked(
     first: str, second: str, similarity: Callable[[str, str], float]
 ) -> None:
@@ -175,11 +224,8 @@ PARAPHRASES_LINKED = [
     # (bench/prediction_wording.py --misses): named as similar, not linked.
     if pair[0]
     not in {
-        "Use type hints everywhere.",
         "Explain the why in comments, not the what.",
-        "Delete dead code.",
-        "Use pnpm, which the lockfile expects, to install packages.",
-        "Return early with guard clauses instead of nesting ifs deeply.",
+        # Cosine 0.34: linked only from a cosine floor of 0.3 (docs/benchmarks.md).
         "Don't add new dependencies without asking.",
     }
 ]

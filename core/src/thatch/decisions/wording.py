@@ -7,17 +7,21 @@ a pair would turn the user's correction into a confirmation of what they
 rejected. Counting shared words does not tell them apart either: opposites
 share most of their words, paraphrases often few ("handle" / "deal with").
 
-So the cosine says whether two statements are about the same thing, and this
-module says whether they take the same side. Two statements take opposite
-sides when one is negated and the other is not, when one holds a word whose
-antonym the other holds instead ("tabs" / "spaces", "before" / "after",
-"squash" / "keep"), when their numbers differ, or when both order the same two
-things the other way round ("X before Y" / "Y before X", "prefer X over Y" /
-"prefer Y over X"). Below a very high cosine, the words one statement swaps
-for the other's must also be close in meaning ("handle" / "deal with", not
-"lint" / "test"). What fails is not merged: the engine names it instead.
-Measured on bench/data/wording_pairs.jsonl by bench/prediction_wording.py
-(docs/decision-model.md).
+So the cosine only says whether two statements are about the same thing, and
+this module says whether they take the same side. Both statements are first
+written the same way (:func:`normalise`: "deal with" becomes "handle", "PRs"
+"pr", "turn off" "not enable"). Two statements take opposite sides when one is
+negated and the other is not, when one holds a word whose antonym the other
+holds instead ("tabs" / "spaces", "before" / "after"), when their numbers
+differ, or when both order the same two things the other way round ("X before
+Y" / "Y before X"). Then what the two statements say differently decides:
+nothing but a clause one of them adds is the same statement; a single word put
+in place of another is a different choice ("British" / "American", "past" /
+"present": an embedding cannot tell those from synonyms), so it is not linked;
+a wider rewording is linked when the words swapped are close in meaning. What
+fails is not merged: the engine names it instead. Measured on
+bench/data/wording_pairs.jsonl and two held-out sets by
+bench/prediction_wording.py (docs/decision-model.md).
 """
 
 from __future__ import annotations
@@ -25,22 +29,26 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-#: Cosine of two statements from which one may restate the other (default model;
-#: bench/prediction_wording.py): below it, paraphrases and other preferences of
-#: the same topic cannot be told apart.
-LINK_COSINE = 0.70
+#: Cosine below which two statements are not taken to be about the same thing
+#: (default model; bench/prediction_wording.py). The engine only checks the
+#: existing predictions from this cosine on.
+LINK_COSINE = 0.50
+#: Cosine from which a statement that only adds words to the other (a clause
+#: dropped, a "please" added) restates it.
+SUBSET_COSINE = 0.60
+#: Cosine from which a wider rewording may restate the other statement, when
+#: its swapped words are also close (CONTRAST_COSINE).
+SWAP_COSINE = 0.70
 #: Cosine of the words only one statement has against those only the other has,
-#: from which they are taken as synonyms ("handle" / "deal with") and not as two
-#: different things ("lint" / "test").
+#: from which they are taken as synonyms ("composition" / "composing objects")
+#: and not as two different things ("lint" / "test").
 CONTRAST_COSINE = 0.40
-#: Cosine from which two statements of the same side restate each other whatever
-#: words they swap: a single swapped word ("handle" / "deal with") embeds poorly alone.
-SURE_COSINE = 0.90
 _WORD = re.compile(r"[a-z0-9_]+(?:'[a-z]+)?")
 NEGATIONS = frozenset(
     [
         "not",
         "no",
+        "non",
         "never",
         "don't",
         "doesn't",
@@ -102,28 +110,136 @@ FUNCTION_WORDS = frozenset(
         "their",
     ]
 )
-#: Words too common to tell two statements apart: function words, and the words
-#: every preference is stated with.
+#: Words too common to tell two statements apart: function words, the words
+#: every preference is stated with, and the verbs a preference is framed with
+#: ("keep functions small" / "functions should be small"). Antonyms and
+#: negations are still read in every word.
 STOPWORDS = FUNCTION_WORDS | frozenset(
     [
         "i",
         "i'd",
         "me",
         "my",
+        "we",
+        "our",
+        "they",
+        "them",
         "please",
         "should",
         "must",
         "would",
         "could",
+        "can",
         "like",
         "want",
         "prefer",
         "use",
+        "keep",
+        "make",
+        "sure",
+        "let",
+        "get",
+        "have",
+        "need",
+        "needs",
+        "go",
+        "goes",
+        "write",
+        "add",
+        "put",
+        "give",
+        "stay",
+        "everywhere",
+        "run",
+        "code",
+        # The markers of a rejected alternative: :func:`opposition` reads them.
+        "instead",
+        "rather",
     ]
 )
-#: Words that, set against each other, make two statements take opposite sides.
+#: Phrases said in several ways, each rewritten to one spelling before two
+#: statements are compared. Only general equivalences of the coding domain:
+#: a phrase that could mean something else in some preference stays out.
+SYNONYMS: tuple[tuple[str, str], ...] = (
+    # Formulas of politeness that hold a negation but negate nothing.
+    (r"if you don't mind,?|would you mind|do me a favou?r and|don't forget to", ""),
+    (r"pls|plz", "please"),
+    (r"deal with|take care of|cope with", "handle"),
+    # One word for each naming style, so that a style set against another is a swap.
+    (r"snake[_ -]?case", "snakecase"),
+    (r"kebab[_ -]?case", "kebabcase"),
+    (r"camel[_ -]?case", "camelcase"),
+    (r"pascal[_ -]?case", "pascalcase"),
+    (r"leave (?:out|off)|omit(?:s|ted|ting)?", "not include"),
+    (r"leave ((?:\w+ ){0,3}\w+) (?:out|off)(?: of)?", r"not include \1 in"),
+    (r"first,? then", "first before"),
+    (r"implementation", "code"),
+    (r"combine (?:the )?commits into one", "squash commits"),
+    (r"bring (\w+) up to date", r"update \1"),
+    (r"(?:keep|make) (\w+(?: \w+)?) up to date", r"update \1"),
+    (r"prior to|ahead of", "before"),
+    (r"stay away from|steer clear of|refrain from", "avoid"),
+    (r"pull requests?|prs?|merge requests?", "pr"),
+    (r"right away|straight away|immediately|at once", "immediately"),
+    (r"(?:turn|switch) off|disable[sd]?", "not enable"),
+    (r"(?:turn|switch) (\w+) off", r"not enable \1"),
+    (r"(?:turn|switch) on", "enable"),
+    (r"hide[sn]?|hiding", "not show"),
+    (r"rg", "ripgrep"),
+    (r"stack ?traces?|tracebacks?|backtraces?", "traceback"),
+    (r"little|tiny", "small"),
+    (r"short(?:er)?", "small"),
+    (r"big|huge", "large"),
+    (r"favou?r(?:s|ed|ing)?|opt for|go with", "prefer"),
+    (r"execut(?:e|es|ed|ing)", "run"),
+    (r"repair(?:s|ed|ing)?", "fix"),
+    (r"get rid of|eras(?:e|es|ed|ing)|delet(?:e|es|ed|ing)", "remove"),
+    (r"check with me|consult me|get my ok|ask me", "ask"),
+    # "Don't X without asking" asks first: the two negations make no opposite.
+    (r"(?:don't|do not|never) (.+?) without ask(?:ing)?", r"ask before \1"),
+    (r"linters?|linting", "lint"),
+    (r"throw(?:s|n|ing)?", "raise"),
+    (r"precise", "specific"),
+    (r"meaningful|descriptively", "descriptive"),
+    (r"credentials?|passwords?|api keys?", "secret"),
+    (r"settings|configuration|config", "config"),
+    (r"calls?", "request"),
+    (r"repos?", "repository"),
+    (r"deps", "dependencies"),
+    (r"docs|documentation", "docs"),
+    (r"env(?:ironment)? var(?:iable)?s?|env", "environment"),
+    (r"(\w+) that (?:is|are) never used|dead (\w+)", r"unused \1\2"),
+    (r"(?:cannot|can't|can not) be (?:mutated|changed|modified)", "immutable"),
+    (r"lock(?:s|ed|ing)?", "pin"),
+    (r"exceptions?", "error"),
+    (r"exit(?:s|ed|ing)?", "return"),
+    (r"(?:global|module[- ]level) (?:mutable )?(?:state|variables)", "global variables"),
+    (r"annotat(?:e|es|ed|ing) (.+?) with types", r"add type hints to \1"),
+    (r"type annotations?", "type hints"),
+    (r"introduc(?:e|es|ed|ing)", "add"),
+    (r"librar(?:y|ies)", "dependency"),
+    (r"once(?= (?:they|it|the|you|we)\b)", "after"),
+)
+_SYNONYMS = tuple((re.compile(rf"\b(?:{left})\b"), right) for left, right in SYNONYMS)
+#: Irregular forms the crude stem cannot join to their verb.
+_LEMMAS = {
+    "written": "write",
+    "wrote": "write",
+    "ran": "run",
+    "got": "get",
+    "made": "make",
+    "kept": "keep",
+    "done": "do",
+    "did": "do",
+    "gave": "give",
+    "given": "give",
+}
+#: Words that, set against each other, make two statements take opposite sides
+#: (as :func:`normalise` writes them: "short" is "small", "big" "large").
 ANTONYMS: tuple[tuple[str, str], ...] = (
     ("always", "never"),
+    ("immediately", "wait"),
+    ("immediately", "later"),
     ("before", "after"),
     ("first", "last"),
     ("first", "afterward"),
@@ -131,15 +247,12 @@ ANTONYMS: tuple[tuple[str, str], ...] = (
     ("tab", "space"),
     ("single", "double"),
     ("small", "large"),
-    ("small", "big"),
-    ("short", "long"),
+    ("small", "long"),
     ("sync", "async"),
     ("synchronous", "asynchronous"),
     ("async", "synchronous"),
     ("sync", "asynchronous"),
     ("absolute", "relative"),
-    ("enable", "disable"),
-    ("enabled", "disabled"),
     ("dev", "runtime"),
     ("mutable", "immutable"),
     ("fast", "silent"),
@@ -166,7 +279,6 @@ ANTONYMS: tuple[tuple[str, str], ...] = (
     ("one", "several"),
     ("real", "mock"),
     ("staging", "production"),
-    ("keep", "delete"),
     ("keep", "remove"),
     ("keep", "squash"),
     ("keep", "drop"),
@@ -175,9 +287,8 @@ ANTONYMS: tuple[tuple[str, str], ...] = (
     ("include", "omit"),
     ("add", "remove"),
     ("split", "merge"),
-    ("snake_case", "camelcase"),
+    ("snakecase", "camelcase"),
     ("debug", "info"),
-    ("throw", "return"),
     ("raise", "return"),
     ("default", "customise"),
     ("default", "custom"),
@@ -188,33 +299,98 @@ ANTONYMS: tuple[tuple[str, str], ...] = (
 _ORDER = re.compile(r"\b(?:before|over|instead of|rather than|above|than|first)\b|,\s*not\b")
 _PREFER_TO = re.compile(r"^\s*(?:prefer|favou?r)\b(.*?)\bto\b(.*)$")
 _LEADING_BEFORE = re.compile(r"^\s*(?:before|over|instead of|rather than)\b([^,]*),(.*)$")
-#: "X instead of Y" says "X, not Y": counted as a negation, so the two agree.
-_INSTEAD = re.compile(r"\b(?:instead of|rather than)\b")
+#: What a statement rejects: "X instead of Y", "X rather than Y", "X, not Y",
+#: "prefer X over Y", "prefer X to Y", "rather X than Y". Each says "X, not Y",
+#: so it counts as a negation, and the rejected alternative is what follows.
+_REJECTION = re.compile(
+    r"\b(?:instead of|rather than)\b"
+    r"|^\s*(?:prefer|choose)\b.*?\b(?:over|to)\b"
+    r"|\brather\b.*?\bthan\b"
+)
+#: Where a clause starts that a statement may drop: a rejected alternative
+#: ("prefer X to Y" is found by _PREFER_TO) or the reason for the preference.
+_CLAUSE = re.compile(
+    r"\b(?:instead of|rather than|over|than)\b|,\s*not\b"
+    r"|[,;]\s*(?:so|since|because|which|they|it|as)\b|\b(?:so that|because|since|to avoid)\b"
+)
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 #: "not even" is emphasis, not a second negation.
 _NOT_EVEN = re.compile(r"\bnot even\b")
+_SPACES = re.compile(r"\s+")
+
+
+def normalise(text: str) -> str:
+    """The statement in lower case with each phrase of :data:`SYNONYMS` in one spelling."""
+    lowered = _NOT_EVEN.sub("even", text.lower())
+    for pattern, spelling in _SYNONYMS:
+        lowered = pattern.sub(spelling, lowered)
+    return _SPACES.sub(" ", lowered).strip()
 
 
 def stem(word: str) -> str:
-    """A crude stem: "tests"/"test", "handling"/"handle", "committing"/"commit"."""
-    for suffix in ("ing", "ies", "ed", "ly", "es", "s"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith("ss"):
-            word = word[: -len(suffix)] + ("y" if suffix == "ies" else "")
-            if suffix in ("ing", "ed") and len(word) > 3 and word[-1] == word[-2]:
-                word = word[:-1]
-            break
+    """A crude stem: "tests"/"test", "handling"/"handle", "docstrings"/"docstring"."""
+    word = _LEMMAS.get(word, word)
+    # The plural first, then the verb's or noun's ending: "strings" and "string"
+    # come to the same stem, as do "indentations" and "indent".
+    for suffixes in (("ies", "es", "s"), ("ations", "ation", "ing", "ed", "ly")):
+        for suffix in suffixes:
+            if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith("ss"):
+                word = word[: -len(suffix)] + ("y" if suffix == "ies" else "")
+                if suffix in ("ing", "ed") and len(word) > 3 and word[-1] == word[-2]:
+                    word = word[:-1]
+                break
     return word[:-1] if word.endswith("e") and len(word) > 3 else word
 
 
 def _words(text: str) -> list[str]:
-    return _WORD.findall(_INSTEAD.sub(" not ", _NOT_EVEN.sub("even", text.lower())))
+    words: list[str] = _WORD.findall(normalise(text))
+    return words
+
+
+def _negations(text: str) -> int:
+    """Negation words and rejections ("X instead of Y") of an already normalised text."""
+    words: list[str] = _WORD.findall(text)
+    count = sum(word in NEGATIONS or word.endswith("n't") for word in words)
+    return count + len(_REJECTION.findall(text))
 
 
 def negated(text: str) -> bool:
     """Whether the statement says not to do something (an odd count of negations)."""
-    words = _words(text)
-    count = sum(word in NEGATIONS or word.endswith("n't") for word in words)
-    return count % 2 == 1
+    return _negations(normalise(text)) % 2 == 1
+
+
+def _prefix_negations(one: str, two: str) -> int:
+    """Words of ``one`` negated by "un" that ``two`` holds bare ("unsorted" / "sort")."""
+    bare = {stem(word) for word in _words(two)}
+    return sum(
+        word.startswith("un") and stem(word[2:]) in bare and stem(word) not in bare
+        for word in _words(one)
+    )
+
+
+def _parity(one: str, two: str) -> int:
+    return (_negations(normalise(one)) + _prefix_negations(one, two)) % 2
+
+
+def _drops_a_clause(one: str, two: str) -> bool:
+    """Whether ``one`` is ``two`` plus a clause whose words ``two`` never names.
+
+    The clause is an alternative ``one`` rejects ("Return early instead of
+    nesting ifs" / "Return early") or its reason ("Pin the version to avoid
+    surprises" / "Pin the version"): its negation negates nothing ``two`` says.
+    "Use pnpm" / "Use npm instead of pnpm" names the rejected word: opposite.
+    """
+    text = normalise(one)
+    splits = [(found.start(), found.end()) for found in _CLAUSE.finditer(text)]
+    prefer = _PREFER_TO.match(text)
+    if prefer:
+        splits.append((prefer.start(2) - len("to "), prefer.start(2)))
+    other = normalise(two)
+    return any(
+        _negations(text[:start]) % 2 == _negations(other) % 2
+        and not (_content(text[end:]) & _content(other))
+        for start, end in splits
+    )
 
 
 def antonym_clash(first: str, second: str) -> tuple[str, str] | None:
@@ -236,7 +412,7 @@ def ordered_sides(text: str) -> tuple[frozenset[str], frozenset[str]] | None:
     Y", "X first, then Y" and "Before Y, X" all put X first. None when the
     statement orders nothing.
     """
-    lowered = _NOT_EVEN.sub("even", text.lower())
+    lowered = normalise(text)
     leading = _LEADING_BEFORE.match(lowered)
     if leading:
         return _content(leading.group(2)), _content(leading.group(1))
@@ -250,7 +426,12 @@ def ordered_sides(text: str) -> tuple[frozenset[str], frozenset[str]] | None:
 
 
 def _content(text: str) -> frozenset[str]:
-    return frozenset(stem(word) for word in _words(text) if len(word) > 2 and word not in NEGATIONS)
+    # Two letters are enough for a tool's name ("uv", "rg").
+    return frozenset(
+        stem(word)
+        for word in _WORD.findall(text)
+        if len(word) > 1 and word not in NEGATIONS | FUNCTION_WORDS
+    )
 
 
 def order_reversed(first: str, second: str) -> bool:
@@ -269,7 +450,9 @@ def _numbers(text: str) -> set[str]:
 
 def opposition(first: str, second: str) -> str | None:
     """Why the two statements take opposite sides ("negation", "antonym x/y", "order"), or None."""
-    if negated(first) != negated(second):
+    if _parity(first, second) != _parity(second, first) and not (
+        _drops_a_clause(first, second) or _drops_a_clause(second, first)
+    ):
         return "negation"
     numbers = _numbers(first) ^ _numbers(second)
     if _numbers(first) - _numbers(second) and _numbers(second) - _numbers(first):
@@ -293,17 +476,23 @@ def why_not_linked(
     """None when ``second`` restates ``first``; otherwise why it does not, for the user.
 
     ``cosine`` is the two statements' cosine; ``similarity`` embeds two short
-    texts and returns their cosine, for the contrast of the differing words
-    (only called when each statement has words the other lacks).
+    texts and returns their cosine: of the two statements as :func:`normalise`
+    writes them (when that changes one), and of the words they swap.
     """
     if cosine < LINK_COSINE:
         return f"cosine {cosine:.3f} is below {LINK_COSINE}"
     opposed = opposition(first, second)
     if opposed:
         return f"opposite wording ({opposed})"
-    if cosine >= SURE_COSINE:
-        return None
     only_first, only_second = differing_words(first, second)
+    if len(only_first) == 1 and len(only_second) == 1:
+        return f"one word swapped ({only_first[0]!r} / {only_second[0]!r})"
+    one, two = normalise(first), normalise(second)
+    if (one, two) != (first.lower().strip(), second.lower().strip()):
+        cosine = max(cosine, similarity(one, two))
+    floor = SWAP_COSINE if only_first and only_second else SUBSET_COSINE
+    if cosine < floor:
+        return f"cosine {cosine:.3f} is below {floor}"
     if only_first and only_second:
         mine, theirs = " ".join(only_first), " ".join(only_second)
         contrast = similarity(mine, theirs)
@@ -316,13 +505,13 @@ def why_not_linked(
 
 
 def differing_words(first: str, second: str) -> tuple[list[str], list[str]]:
-    """The content words only ``first`` has and those only ``second`` has, as written."""
+    """The content words only ``first`` has and those only ``second`` has, normalised."""
     one = [word for word in _words(first) if word not in STOPWORDS | NEGATIONS]
     two = [word for word in _words(second) if word not in STOPWORDS | NEGATIONS]
     stems_one, stems_two = {stem(word) for word in one}, {stem(word) for word in two}
     return (
-        [word for word in one if stem(word) not in stems_two],
-        [word for word in two if stem(word) not in stems_one],
+        list(dict.fromkeys(word for word in one if stem(word) not in stems_two)),
+        list(dict.fromkeys(word for word in two if stem(word) not in stems_one)),
     )
 
 
