@@ -15,10 +15,14 @@ turns of multi-session conversations, 722 queries of four types; written by
 bench/conversation_set.py, see bench/data/conversations/README.md).
 
 Prints recall@1, recall@5 and MRR per mode, split by query kind, then the same
-metrics for variants of reciprocal-rank fusion (the constant k and the weight
-of the words list), computed from the raw per-mode rankings with
-:func:`thatch.memory.fusion.fuse`. The variant k=60 / weights 1:1 must reproduce the
-hybrid mode exactly; the script checks that.
+metrics for fusion variants computed from the raw scored lists of each query:
+reciprocal-rank fusion (recall's fusion before), score fusion with fixed or
+query-dependent words weights, min-max or z-score scaling, candidate depth,
+stop words, and a newer-first preference for near-identical memories. Each
+variant's "short" columns give the most queries' worth it falls below the
+better of vector and words on any query kind. The variant that calls
+:func:`thatch.memory.fusion.fuse` as recall does must reproduce the hybrid
+mode exactly; the script checks that.
 
     uv run python bench/recall_quality.py
 """
@@ -26,31 +30,36 @@ hybrid mode exactly; the script checks that.
 from __future__ import annotations
 
 import argparse
+import itertools
+import re
 import tempfile
 import time
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import thatch
 from data_sets import DATA, read_jsonl
 from stop_words import without_stop_words
 from synthetic import distinct_texts
 from thatch.api import Thatch
-from thatch.memory.fusion import RRF_K, fuse
+from thatch.memory import fusion
 from thatch.memory.recall import CANDIDATE_FACTOR, MIN_CANDIDATES, RecallMode
 from thatch.memory.writer import MemoryInput
-from thatch.plugin.records import GLOBAL_STORE, Scope
+from thatch.plugin.records import GLOBAL_STORE, Scope, ScoredId
+from thatch.plugin.storage import MemoryStorage
+from thatch_sqlite import fts
+
+if TYPE_CHECKING:
+    from thatch.plugin import Vector
 
 MODES: tuple[RecallMode, ...] = ("hybrid", "vector", "words")
 #: Query kinds of bench/data, printed in this order; other sets print theirs as they come.
 KINDS = ("meaning", "words", "mixed")
-#: RRF variants tried: (k, vector weight, text weight, stop words dropped from the words query).
-Variant = tuple[int, float, float, bool]
-VARIANTS: list[Variant] = [
-    (k, 1.0, w, stop) for stop in (False, True) for k in (10, 30, 60) for w in (0.25, 0.5, 1.0, 2.0)
-]
-DEFAULT_VARIANT: Variant = (RRF_K, 1.0, 1.0, False)
+#: Candidates recall fetches from each list for a limit of 5; variants go up to twice that.
+DEPTH = max(5 * CANDIDATE_FACTOR, MIN_CANDIDATES)
 
 
 @dataclass(frozen=True)
@@ -70,12 +79,21 @@ class Query:
 
 @dataclass(frozen=True)
 class Lists:
-    """One query's raw candidate ids, best first, and the cosine of each."""
+    """One query's raw candidates, best first, with their scores, as fetched 2 x DEPTH deep.
 
-    vector: list[int]
-    words: list[int]
-    content_words: list[int]
+    ``vector`` holds (id, cosine), ``words``, ``content_words`` and
+    ``pair_words`` (id, bm25) of the query, of the query without stop words
+    and of the query with its neighbouring words also matched as phrases;
+    ``cosine`` covers every candidate, ``vectors`` holds their embeddings.
+    """
+
+    query: str
+    vector: list[tuple[int, float]]
+    words: list[tuple[int, float]]
+    content_words: list[tuple[int, float]]
+    pair_words: list[tuple[int, float]]
     cosine: dict[int, float]
+    vectors: dict[int, Vector]
 
 
 @dataclass(frozen=True)
@@ -161,52 +179,6 @@ def mode_rankings(th: Thatch, queries: Sequence[Query], limit: int) -> dict[str,
     }
 
 
-def raw_lists(th: Thatch, queries: Sequence[Query], limit: int) -> list[Lists]:
-    """Per query, candidate ids by meaning and by words (all words, no stop words)."""
-    depth = max(limit * CANDIDATE_FACTOR, MIN_CANDIDATES)
-    model = th.embedder.model_id
-    lists = []
-    for q in queries:
-        scope = Scope(stores=q.stores, branch=th.branch)
-        vector = th.embedder.embed_query(q.text)
-        by_meaning = th.memory_storage.vector_search(vector, model, scope, depth)
-        by_words = th.memory_storage.text_search(q.text, scope, depth)
-        by_content_words = th.memory_storage.text_search(without_stop_words(q.text), scope, depth)
-        cosine = {h.id: h.score for h in by_meaning}
-        missing = {h.id for h in [*by_words, *by_content_words]} - cosine.keys()
-        for memory_id, stored in th.memory_storage.embeddings(missing, model).items():
-            cosine[memory_id] = float(stored @ vector)
-        lists.append(
-            Lists(
-                [h.id for h in by_meaning],
-                [h.id for h in by_words],
-                [h.id for h in by_content_words],
-                cosine,
-            )
-        )
-    return lists
-
-
-def variant_rankings(
-    lists: Sequence[Lists], labels: dict[int, str], variant: Variant, limit: int
-) -> list[list[str]]:
-    """Labels of the fused top ``limit`` for every query under one RRF variant."""
-    k, vector_weight, text_weight, drop_stop_words = variant
-    return [
-        [
-            labels[item.id]
-            for item in fuse(
-                one.vector,
-                one.content_words if drop_stop_words else one.words,
-                k=k,
-                vector_weight=vector_weight,
-                text_weight=text_weight,
-            )[:limit]
-        ]
-        for one in lists
-    ]
-
-
 def query_kinds(queries: Sequence[Query]) -> tuple[str, ...]:
     """The kinds of ``queries``: those of KINDS first, then the rest in order of appearance."""
     present = dict.fromkeys(q.kind for q in queries)
@@ -239,38 +211,356 @@ def print_modes(queries: Sequence[Query], rankings: dict[str, list[list[str]]], 
         print(f"{(kind or 'all') + f' ({n})':<18}" + "".join(cells))
 
 
-def print_variants(
-    queries: Sequence[Query], lists: Sequence[Lists], labels: dict[int, str], limit: int
-) -> Variant:
-    """The RRF variant table; returns the best variant (by MRR, then recall@k, recall@1)."""
-    kinds = query_kinds(queries)
-    columns = "".join(f"| {kind + ' MRR':>14} " for kind in kinds)
-    print(
-        f"{'stop words':>10} {'k':>4} {'w_vec':>6} {'w_text':>6} "
-        f"| {'R@1':>6} {'R@' + str(limit):>6} {'MRR':>7} {columns}"
+def candidate_depth(limit: int) -> int:
+    """How deep recall searches each list for ``limit`` results."""
+    return max(limit * CANDIDATE_FACTOR, MIN_CANDIDATES)
+
+
+def raw_lists(
+    th: Thatch, queries: Sequence[Query], limit: int, seconds: dict[str, float] | None = None
+) -> list[Lists]:
+    """Per query, scored candidates by meaning and by words (as is, no stop words, with pairs).
+
+    ``seconds`` gathers the time of the words searches with and without
+    pairs, taken one after the other for each query.
+    """
+    depth = 2 * candidate_depth(limit)
+    model = th.embedder.model_id
+    storage = th.memory_storage
+    seconds = {} if seconds is None else seconds
+    lists = []
+    for q in queries:
+        scope = Scope(stores=q.stores, branch=th.branch)
+        vector = th.embedder.embed_query(q.text)
+        by_meaning = storage.vector_search(vector, model, scope, depth)
+        started = time.perf_counter()
+        by_words = storage.text_search(q.text, scope, depth)
+        middle = time.perf_counter()
+        by_pairs = pair_search(storage, q.text, scope, depth)
+        seconds["words"] = seconds.get("words", 0.0) + middle - started
+        seconds["pairs"] = seconds.get("pairs", 0.0) + time.perf_counter() - middle
+        by_content_words = storage.text_search(without_stop_words(q.text), scope, depth)
+        hits = [*by_meaning, *by_words, *by_content_words, *by_pairs]
+        vectors = storage.embeddings({h.id for h in hits}, model)
+        lists.append(
+            Lists(
+                q.text,
+                [(h.id, h.score) for h in by_meaning],
+                [(h.id, h.score) for h in by_words],
+                [(h.id, h.score) for h in by_content_words],
+                [(h.id, h.score) for h in by_pairs],
+                {memory_id: float(stored @ vector) for memory_id, stored in vectors.items()},
+                vectors,
+            )
+        )
+    return lists
+
+
+def pair_search(storage: MemoryStorage, query: str, scope: Scope, depth: int) -> list[ScoredId]:
+    """The SQLite words search with neighbouring query words also matched as phrases.
+
+    The storage does not ask for the pairs yet: this runs its search with
+    ``fts.match_expression`` given ``fts.adjacent_pairs`` of the query's words,
+    the one-line change that variant measures.
+    """
+    words = fts.words(query)
+    plain = fts.match_expression
+
+    def with_pairs(chosen: Sequence[str], pairs: Sequence[str] = ()) -> str | None:
+        return plain(chosen, fts.adjacent_pairs(words, chosen))
+
+    fts.match_expression = with_pairs
+    try:
+        return storage.text_search(query, scope, depth)
+    finally:
+        fts.match_expression = plain
+
+
+#: A variant ranks one query's candidates (ids, best first) from its lists and the candidate depth.
+Ranker = Callable[[Lists, int], list[int]]
+
+
+def rrf(k: int, words_weight: float) -> Ranker:
+    """Reciprocal-rank fusion (recall's fusion before score fusion), meaning weight 1."""
+
+    def rank(one: Lists, depth: int) -> list[int]:
+        score: dict[int, float] = {}
+        for weight, hits in ((1.0, one.vector[:depth]), (words_weight, one.words[:depth])):
+            for position, (memory_id, _) in enumerate(hits, 1):
+                score[memory_id] = score.get(memory_id, 0.0) + weight / (k + position)
+        return [i for i in sorted(score, key=lambda i: -score[i]) if i in one.cosine]
+
+    return rank
+
+
+def blend(
+    words_weight: float | None, *, z: bool = False, lean: bool = False, gap: bool = False
+) -> Ranker:
+    """Score fusion with a fixed words weight, or the query-shape one when None.
+
+    ``lean`` moves the weight towards the list with the clearer peak, measured
+    as recall measures it or, with ``gap``, as the lead of the best score over
+    the second, as a share of the spread of the first ten.
+
+    Min-max scaling with leaning and the query-shape weight is recall's
+    fusion; ``z`` scales each score by its mean and spread over the candidates
+    instead.
+    """
+
+    def rank(one: Lists, depth: int) -> list[int]:
+        vector, words = one.vector[:depth], one.words[:depth]
+        ids = [i for i in dict.fromkeys([i for i, _ in vector] + [i for i, _ in words])]
+        ids = [i for i in ids if i in one.cosine]
+        if not ids:
+            return []
+        base = fusion.words_weight(one.query) if words_weight is None else words_weight
+        weight = base
+        if lean:
+            peak = gap_peak if gap else fusion.peak
+            weight = fusion.leaning_weight(
+                base, peak([s for _, s in vector]), peak([s for _, s in words], floor=0.0)
+            )
+        bm25 = dict(words)
+        meaning = scaled([one.cosine[i] for i in ids], z=z, share=False)
+        text = scaled([bm25.get(i, 0.0) for i in ids], z=z, share=True)
+        score = {
+            i: (1 - weight) * m + weight * t for i, m, t in zip(ids, meaning, text, strict=True)
+        }
+        return sorted(ids, key=lambda i: (-score[i], -one.cosine[i]))
+
+    return rank
+
+
+def gap_peak(scores: Sequence[float], floor: float | None = None) -> float:
+    """The lead of the best of the first ten scores over the second, per unit of their spread."""
+    head = list(scores[:10])
+    if floor is not None:
+        head += [floor] * (10 - len(head))
+    if len(head) < 2 or head[0] == head[-1]:
+        return 0.0
+    return (head[0] - head[1]) / (head[0] - head[-1])
+
+
+def scaled(scores: Sequence[float], *, z: bool, share: bool) -> list[float]:
+    """Scores as z-scores, as a share of the best (``share``), or min-max scaled."""
+    if z:
+        mean = sum(scores) / len(scores)
+        spread = (sum((s - mean) ** 2 for s in scores) / len(scores)) ** 0.5 or 1.0
+        return [(s - mean) / spread for s in scores]
+    if share:
+        best = max(scores) or 1.0
+        return [s / best for s in scores]
+    low = min(scores)
+    span = max(scores) - low or 1.0
+    return [(s - low) / span for s in scores]
+
+
+def recall_fusion(one: Lists, depth: int) -> list[int]:
+    """The fusion hybrid recall runs, called as recall calls it."""
+    fused = fusion.fuse(
+        one.vector[:depth],
+        one.words[:depth],
+        one.cosine,
+        words_weight=fusion.words_weight(one.query),
     )
-    print("-" * (56 + 17 * len(kinds)))
-    results = {}
-    for variant in VARIANTS:
-        rankings = variant_rankings(lists, labels, variant, limit)
-        m = results[variant] = evaluate(queries, rankings, limit, None)
-        per_kind = "".join(
-            f"| {evaluate(queries, rankings, limit, kind).mrr:>14.3f} " for kind in kinds
+    return [item.id for item in fused]
+
+
+def with_depth(ranker: Ranker, factor: float) -> Ranker:
+    """``ranker`` run on ``factor`` times the candidate depth."""
+    return lambda one, depth: ranker(one, max(1, round(depth * factor)))
+
+
+def other_words(ranker: Ranker, search: str) -> Ranker:
+    """``ranker`` on another words search: "content" (no stop words) or "pairs"."""
+
+    def rank(one: Lists, depth: int) -> list[int]:
+        words = one.content_words if search == "content" else one.pair_words
+        return ranker(replace(one, words=words), depth)
+
+    return rank
+
+
+def newer_first(ranker: Ranker, alike: float, created: dict[int, tuple[datetime, int]]) -> Ranker:
+    """``ranker``, then the newer of two near-identical memories (cosine >= ``alike``) goes first.
+
+    Only pairs at most three places apart in the first ten are swapped, so the
+    preference reorders near duplicates without lifting a weak match.
+    """
+
+    def rank(one: Lists, depth: int) -> list[int]:
+        ranked = ranker(one, depth)
+        head = ranked[:10]
+        for a in range(len(head)):
+            for b in range(a + 1, min(a + 4, len(head))):
+                first, second = head[a], head[b]
+                similar = float(one.vectors[first] @ one.vectors[second]) >= alike
+                if similar and created[second] > created[first]:
+                    head[a], head[b] = second, first
+        return head + ranked[10:]
+
+    return rank
+
+
+#: Words of a query asking for the current state, or for the first one.
+_NOW = re.compile(r"\b(now|currently|current|latest|these days|in the end|today)\b", re.IGNORECASE)
+_FIRST = re.compile(r"\b(originally|original|initially|first)\b", re.IGNORECASE)
+
+
+def time_cued(ranker: Ranker, created: dict[int, tuple[datetime, int]], strength: float) -> Ranker:
+    """``ranker``, then its first ten reordered towards the newest (or oldest) on a query cue.
+
+    A query with a "now" word lifts newer memories and one with an "originally"
+    word older ones: each of the ten gets ``strength`` x (its age rank among
+    them - 0.5) added to 1 - rank / 10.
+    """
+
+    def rank(one: Lists, depth: int) -> list[int]:
+        ranked = ranker(one, depth)
+        sign = 1 if _NOW.search(one.query) else -1 if _FIRST.search(one.query) else 0
+        head = ranked[:10]
+        if not sign or len(head) < 2:
+            return ranked
+        by_age = {
+            i: n / (len(head) - 1) for n, i in enumerate(sorted(head, key=lambda i: created[i]))
+        }
+        lifted = {i: 1 - n / 10 + strength * sign * (by_age[i] - 0.5) for n, i in enumerate(head)}
+        return sorted(head, key=lambda i: -lifted[i]) + ranked[10:]
+
+    return rank
+
+
+def text_pairs(text: str) -> set[tuple[str, str]]:
+    """Neighbouring words of ``text``, case-folded, split as the full-text index splits them."""
+    tokens = [t.casefold() for t in re.findall(r"[^\W_]+", text)]
+    return set(itertools.pairwise(tokens))
+
+
+def pair_reranked(weight: float, texts: dict[int, str]) -> Ranker:
+    """Recall's fusion plus ``weight`` x the share of the query's word pairs found in the memory.
+
+    The pairs are counted on the candidates' text after the search, the
+    re-rank alternative to matching them as phrases in the words search.
+    """
+
+    def rank(one: Lists, depth: int) -> list[int]:
+        fused = fusion.fuse(
+            one.vector[:depth],
+            one.words[:depth],
+            one.cosine,
+            words_weight=fusion.words_weight(one.query),
         )
-        k, wv, wt, stop = variant
-        mark = "  (default)" if variant == DEFAULT_VARIANT else ""
-        print(
-            f"{'dropped' if stop else 'kept':>10} {k:>4} {wv:>6.2f} {wt:>6.2f} "
-            f"| {m.recall_1:6.3f} {m.recall_k:6.3f} {m.mrr:7.3f} {per_kind}{mark}"
-        )
-    return max(
-        VARIANTS,
-        key=lambda v: (
-            round(results[v].mrr, 6),
-            round(results[v].recall_k, 6),
-            round(results[v].recall_1, 6),
-            v == DEFAULT_VARIANT,
+        wanted = text_pairs(one.query)
+        found = {item.id: len(wanted & text_pairs(texts[item.id])) for item in fused}
+        most = max(found.values(), default=0) or 1
+        score = {item.id: item.score + weight * found[item.id] / most for item in fused}
+        return sorted(score, key=lambda i: (-score[i], -one.cosine[i]))
+
+    return rank
+
+
+def variants(
+    created: dict[int, tuple[datetime, int]], texts: dict[int, str]
+) -> list[tuple[str, Ranker]]:
+    """Every fusion variant the script measures, recall's first."""
+    shaped = blend(None, lean=True)
+    return [
+        ("score, shape + lean (recall)", recall_fusion),
+        ("rrf k=60 1:1 (before)", rrf(60, 1.0)),
+        ("rrf k=10 1:1", rrf(10, 1.0)),
+        ("rrf k=60 words 0.5", rrf(60, 0.5)),
+        ("rrf k=60 words 2", rrf(60, 2.0)),
+        *((f"score, words {w:g}", blend(w)) for w in (0.2, 0.3, 0.4, 0.5, 0.6)),
+        *((f"score z, words {w:g}", blend(w, z=True)) for w in (0.3, 0.5)),
+        *((f"score, words {w:g} + lean", blend(w, lean=True)) for w in (0.3, 0.5)),
+        ("score, shape", blend(None)),
+        ("score, shape + lean by gap", blend(None, lean=True, gap=True)),
+        ("score z, shape + lean", blend(None, z=True, lean=True)),
+        ("shape + lean, depth x0.5", with_depth(shaped, 0.5)),
+        ("shape + lean, depth x2", with_depth(shaped, 2.0)),
+        ("shape + lean, no stop words", other_words(shaped, "content")),
+        ("rrf k=60 1:1, no stop words", other_words(rrf(60, 1.0), "content")),
+        ("words only, pairs", other_words(lambda one, depth: [i for i, _ in one.words], "pairs")),
+        ("shape + lean, pairs", other_words(shaped, "pairs")),
+        ("score z, shape + lean, pairs", other_words(blend(None, z=True, lean=True), "pairs")),
+        ("rrf k=60 1:1, pairs", other_words(rrf(60, 1.0), "pairs")),
+        ("shape + lean, newer first 0.85", newer_first(shaped, 0.85, created)),
+        ("shape + lean, newer first 0.95", newer_first(shaped, 0.95, created)),
+        ("shape + lean, time cue 0.4", time_cued(shaped, created, 0.4)),
+        (
+            "shape + lean, pairs, time cue 0.4",
+            time_cued(other_words(shaped, "pairs"), created, 0.4),
         ),
+        ("shape + lean, pair re-rank 0.2", pair_reranked(0.2, texts)),
+    ]
+
+
+def variant_rankings(
+    lists: Sequence[Lists], labels: dict[int, str], ranker: Ranker, limit: int
+) -> list[list[str]]:
+    """Labels of the fused top ``limit`` for every query under one variant."""
+    depth = candidate_depth(limit)
+    return [[labels[i] for i in ranker(one, depth)[:limit]] for one in lists]
+
+
+def shortfall(
+    queries: Sequence[Query],
+    rankings: Sequence[Sequence[str]],
+    parts: dict[str, list[list[str]]],
+    limit: int,
+    kinds: Sequence[str],
+) -> tuple[float, float]:
+    """The most queries' worth a ranking falls below the better single list of any kind.
+
+    Returns (recall@limit, MRR) shortfalls: the largest gap to
+    max(vector, words), times the number of queries of that kind.
+    """
+    worst_recall = worst_mrr = 0.0
+    for kind in kinds:
+        m = evaluate(queries, rankings, limit, kind)
+        parts_m = [evaluate(queries, parts[mode], limit, kind) for mode in ("vector", "words")]
+        worst_recall = max(worst_recall, (max(p.recall_k for p in parts_m) - m.recall_k) * m.count)
+        worst_mrr = max(worst_mrr, (max(p.mrr for p in parts_m) - m.mrr) * m.count)
+    return worst_recall, worst_mrr
+
+
+def print_variants(
+    queries: Sequence[Query],
+    lists: Sequence[Lists],
+    labels: dict[int, str],
+    parts: dict[str, list[list[str]]],
+    limit: int,
+    created: dict[int, tuple[datetime, int]],
+    texts: dict[int, str],
+) -> None:
+    """The variant table: overall, per kind, and the worst shortfall against the better part."""
+    kinds = query_kinds(queries)
+    rk = f"R@{limit}"
+    columns = "".join(f"| {kind[:10] + ' ' + rk:>14} {'MRR':>5} " for kind in kinds)
+    print(
+        f"{'variant':<34} | {'R@1':>5} {rk:>5} {'MRR':>5} {columns}| {'short ' + rk:>8} {'MRR':>5}"
+    )
+    print("-" * (72 + 23 * len(kinds)))
+    rows = [("vector only", parts["vector"]), ("words only", parts["words"])]
+    rows += [
+        (name, variant_rankings(lists, labels, rank, limit))
+        for name, rank in variants(created, texts)
+    ]
+    for name, rankings in rows:
+        m = evaluate(queries, rankings, limit, None)
+        per_kind = "".join(
+            f"| {evaluate(queries, rankings, limit, kind).recall_k:>14.3f} "
+            f"{evaluate(queries, rankings, limit, kind).mrr:>5.3f} "
+            for kind in kinds
+        )
+        short_recall, short_mrr = shortfall(queries, rankings, parts, limit, kinds)
+        print(
+            f"{name:<34} | {m.recall_1:5.3f} {m.recall_k:5.3f} {m.mrr:5.3f} {per_kind}"
+            f"| {short_recall:>8.1f} {short_mrr:>5.1f}"
+        )
+    print(
+        "short: the most queries' worth (gap x queries of that kind) a variant is below the "
+        "better of vector and words on any kind"
     )
 
 
@@ -288,17 +578,19 @@ def cut_rankings(
     it: "words" for the search recall runs, "content" for the search of the
     query without stop words; "" keeps none.
     """
+    depth = candidate_depth(limit)
     ranked = []
     for one in lists:
-        passing = {"words": set(one.words), "content": set(one.content_words)}.get(
-            words_pass, set()
-        )
+        passing = {
+            "words": {i for i, _ in one.words[:depth]},
+            "content": {i for i, _ in one.content_words[:depth]},
+        }.get(words_pass, set())
         kept = [
-            item
-            for item in fuse(one.vector, one.words)
-            if one.cosine[item.id] >= threshold or item.id in passing
+            memory_id
+            for memory_id in recall_fusion(one, depth)
+            if one.cosine[memory_id] >= threshold or memory_id in passing
         ]
-        ranked.append([labels[item.id] for item in kept[:limit]])
+        ranked.append([labels[i] for i in kept[:limit]])
     return ranked
 
 
@@ -395,7 +687,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             add_distractors(
                 th, args.distractors, sorted({q.store for q in queries} | {GLOBAL_STORE})
             )
-        labels = {m.id: m.label for m in th.list("all")}
+        every_memory = th.list("all")
+        labels = {m.id: m.label for m in every_memory}
+        # Saved in one batch, many memories share a creation time; ids keep their order.
+        created = {m.id: (m.created_at, m.id) for m in every_memory}
+        texts = {m.id: f"{m.label} {m.content}" for m in every_memory}
         print(
             f"model {th.embedder.model_id}; {count} memories + {args.distractors} distractors; "
             f"{len(queries)} queries with an answer, {len(no_answer)} without"
@@ -411,16 +707,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{len(MODES)} x {len(queries)} recalls {searched:.1f} s"
         )
 
-        lists = raw_lists(th, queries, args.limit)
-        default = variant_rankings(lists, labels, DEFAULT_VARIANT, args.limit)
-        if default != rankings["hybrid"]:
-            raise SystemExit("fusion variant k=60, 1:1 does not reproduce hybrid recall")
-        print("\nReciprocal-rank fusion variants of hybrid recall:")
-        best = print_variants(queries, lists, labels, args.limit)
+        seconds: dict[str, float] = {}
+        lists = raw_lists(th, queries, args.limit, seconds)
         print(
-            f"best variant: k={best[0]}, vector weight {best[1]:g}, text weight {best[2]:g}, "
-            f"stop words {'dropped' if best[3] else 'kept'}"
+            f"\nwords search, {len(queries)} queries at depth {2 * candidate_depth(args.limit)}: "
+            f"{seconds['words']:.2f} s as recall runs it, {seconds['pairs']:.2f} s with pairs"
         )
+        default = variant_rankings(lists, labels, recall_fusion, args.limit)
+        if default != rankings["hybrid"]:
+            raise SystemExit("the recall fusion variant does not reproduce hybrid recall")
+        print("\nFusion variants of hybrid recall:")
+        print_variants(queries, lists, labels, rankings, args.limit, created, texts)
         print_min_cosine(th, queries, no_answer, labels, args.limit)
         if args.misses:
             print()

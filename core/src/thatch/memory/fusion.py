@@ -1,21 +1,35 @@
-"""Reciprocal-rank fusion of the meaning and the words result lists.
+"""Score fusion of the meaning and the words result lists.
 
-Ranks, not raw scores, are fused: cosine and bm25 live on different scales and
-bm25's scale moves with the corpus. The fused score is normalised so that a
-memory ranked first in both lists scores 1.0 and one ranked first in a single
-list scores 0.5, which keeps scores comparable across queries.
-See bench/recall_quality.py for how the constant and weights were chosen.
+Each list's scores are scaled to 0..1 over the candidates (cosine min-max,
+bm25 divided by the best bm25, 0 for a memory the words did not match) and
+mixed with a per-query words weight. The weight starts from the shape of the
+query (code-like tokens trust the words more) and then leans towards the
+ranker whose best score stands further above its runners-up: an exact
+identifier match towers over the rest of the words list, while a paraphrase
+gives the words list no clear winner. A memory first in both lists scores
+1.0. See bench/recall_quality.py for how the weights were chosen.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+import re
+from collections.abc import Mapping, Sequence
 
 import attrs
 
-#: Damps the head of each list; 60 is the value RRF is usually run with and
-#: did as well as any other on bench/data (see docs/thresholds.md).
-RRF_K = 60
+#: Starting words weight for a query holding a code-like token, and for plain prose.
+CODE_WORDS_WEIGHT = 0.7
+PROSE_WORDS_WEIGHT = 0.3
+#: How many of a list's best scores its peak is measured against.
+PEAK_DEPTH = 10
+
+# A word joined to another by "_", ".", "-", "/" or ":" (snake_case,
+# dotted.keys, BIL-9086, paths, host:port), a lower-to-upper case change
+# (camelCase, ValueError), a digit, a backtick or a double quote: the marks of
+# identifiers and pasted errors, which the words search matches exactly and
+# the embedding blurs.
+_CODE = re.compile(r"\w[_./:\-]\w|[a-z][A-Z]|\d|[`\"]")
 
 
 @attrs.frozen
@@ -28,26 +42,80 @@ class Fused:
     text_rank: int | None
 
 
+def words_weight(query: str) -> float:
+    """The starting weight of the words list for ``query``.
+
+    >>> words_weight("BIL-9086"), words_weight("who owns payouts")
+    (0.7, 0.3)
+    """
+    return CODE_WORDS_WEIGHT if _CODE.search(query) else PROSE_WORDS_WEIGHT
+
+
+def peak(scores: Sequence[float], floor: float | None = None) -> float:
+    """How many standard deviations the best of the first PEAK_DEPTH scores stands above their mean.
+
+    ``scores`` are best first. ``floor`` fills a list shorter than
+    PEAK_DEPTH (bm25 is 0 for every memory the words did not match), so one
+    lone match is a clear peak; without it a short list is measured as it is.
+    """
+    head = list(scores[:PEAK_DEPTH])
+    if floor is not None:
+        head += [floor] * (PEAK_DEPTH - len(head))
+    if len(head) < 2:
+        return 0.0
+    mean = sum(head) / len(head)
+    spread = math.sqrt(sum((score - mean) ** 2 for score in head) / len(head))
+    return (head[0] - mean) / spread if spread > 0 else 0.0
+
+
+def leaning_weight(base: float, vector_peak: float, words_peak: float) -> float:
+    """``base`` moved towards the list with the clearer peak; ``base`` when neither has one."""
+    words_side, vector_side = base * words_peak, (1 - base) * vector_peak
+    total = words_side + vector_side
+    return words_side / total if total > 0 else base
+
+
 def fuse(
-    vector_ids: Sequence[int],
-    text_ids: Sequence[int],
+    by_meaning: Sequence[tuple[int, float]],
+    by_words: Sequence[tuple[int, float]],
+    cosine: Mapping[int, float],
     *,
-    vector_weight: float = 1.0,
-    text_weight: float = 1.0,
-    k: int = RRF_K,
+    words_weight: float,
 ) -> list[Fused]:
-    """Fuse two ranked id lists, best first; ties keep the meaning order."""
-    vector_rank = {memory_id: rank for rank, memory_id in enumerate(vector_ids, 1)}
-    text_rank = {memory_id: rank for rank, memory_id in enumerate(text_ids, 1)}
-    best = (vector_weight + text_weight) / (k + 1)
-    if best <= 0:
+    """Fuse ``(id, cosine)`` and ``(id, bm25)`` lists, both best first, into one ranking.
+
+    ``cosine`` holds the cosine of every candidate that can be compared; the
+    others are left out. ``words_weight`` is the starting weight (see
+    :func:`words_weight`): 0 ranks by meaning alone, 1 by words alone. Ties go
+    to the higher cosine.
+    """
+    candidates = [
+        memory_id
+        for memory_id in dict.fromkeys([i for i, _ in by_meaning] + [i for i, _ in by_words])
+        if memory_id in cosine
+    ]
+    if not candidates:
         return []
-    fused = []
-    for memory_id in dict.fromkeys([*vector_ids, *text_ids]):
-        v_rank, t_rank = vector_rank.get(memory_id), text_rank.get(memory_id)
-        total = (vector_weight / (k + v_rank) if v_rank else 0.0) + (
-            text_weight / (k + t_rank) if t_rank else 0.0
+    weight = leaning_weight(
+        words_weight,
+        peak([score for _, score in by_meaning]),
+        peak([score for _, score in by_words], floor=0.0),
+    )
+    bm25 = dict(by_words)
+    lowest = min(cosine[i] for i in candidates)
+    cosine_range = max(cosine[i] for i in candidates) - lowest or 1.0
+    best_bm25 = max((bm25.get(i, 0.0) for i in candidates), default=0.0) or 1.0
+    vector_rank = {memory_id: rank for rank, (memory_id, _) in enumerate(by_meaning, 1)}
+    text_rank = {memory_id: rank for rank, (memory_id, _) in enumerate(by_words, 1)}
+    fused = [
+        Fused(
+            memory_id,
+            (1 - weight) * (cosine[memory_id] - lowest) / cosine_range
+            + weight * bm25.get(memory_id, 0.0) / best_bm25,
+            vector_rank.get(memory_id),
+            text_rank.get(memory_id),
         )
-        fused.append(Fused(memory_id, total / best, v_rank, t_rank))
-    fused.sort(key=lambda item: -item.score)
+        for memory_id in candidates
+    ]
+    fused.sort(key=lambda item: (-item.score, -cosine[item.id]))
     return fused

@@ -5,12 +5,14 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Literal
 
-from thatch.memory.fusion import fuse
+from thatch.memory.fusion import fuse, words_weight
 from thatch.plugin.embedder import Embedder
 from thatch.plugin.records import RecallHit, Scope
 from thatch.plugin.storage import MemoryStorage
 
 RecallMode = Literal["hybrid", "vector", "words"]
+#: The words weight of the single-list modes; hybrid takes it from the query.
+_MODE_WORDS_WEIGHT: dict[str, float] = {"vector": 0.0, "words": 1.0}
 #: Each list is searched this many times deeper than the results asked for,
 #: so a memory ranked low by one signal can still be lifted by the other.
 CANDIDATE_FACTOR = 4
@@ -59,10 +61,15 @@ def recall(
         for memory_id, stored in storage.embeddings(missing, model).items():
             cosine[memory_id] = float(stored @ vector)
 
-    fused = fuse([hit.id for hit in by_meaning], [hit.id for hit in by_words])
-    # A memory without a vector of this model cannot be compared: it waits
-    # for `thatch reembed` rather than being ranked on words alone.
-    fused = [item for item in fused if item.id in cosine]
+    # A memory without a vector of this model cannot be compared: fuse leaves
+    # it out, so it waits for `thatch reembed` rather than being ranked on
+    # words alone.
+    fused = fuse(
+        [(hit.id, hit.score) for hit in by_meaning],
+        [(hit.id, hit.score) for hit in by_words],
+        cosine,
+        words_weight=_MODE_WORDS_WEIGHT.get(mode, words_weight(query)),
+    )
     if min_cosine is not None:
         fused = [item for item in fused if cosine[item.id] >= min_cosine]
     fused = fused[:limit]

@@ -101,7 +101,10 @@ class MemoryStorage(Protocol):
         """Unarchived (or, asked so, all) memories in scope matching the words, best first.
 
         ``query`` is plain user text; the backend makes it safe for its
-        full-text syntax. Scores are backend-specific; only the order counts.
+        full-text syntax. Scores are backend-specific in scale but must be
+        positive and grow with relevance (for example bm25, negated): recall
+        compares them within one search, as a share of the best score and by
+        how far the best stands above the rest.
         """
 
     def embeddings(self, ids: Iterable[int], model: str) -> dict[int, Vector]:

@@ -17,9 +17,10 @@ memories, where FTS5's bm25 gives it no weight anyway.
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 # \w is Unicode-aware for str patterns: letters and digits of any script, plus
 # "_". A token therefore never holds a double quote, so quoting it is safe.
@@ -79,10 +80,32 @@ def affordable(counts: Mapping[str, int], budget: int | None = None) -> list[str
     return chosen
 
 
-def match_expression(chosen: Sequence[str]) -> str | None:
-    """An FTS5 MATCH expression for any of ``chosen``, or None when there is none.
+def adjacent_pairs(words: Sequence[str], chosen: Collection[str]) -> list[str]:
+    """Neighbouring ``words`` that were both ``chosen``, as two-word phrases.
+
+    Matched as phrases they add bm25 weight where the query's words stand
+    together in a memory, as in a prose query for ``sync_charge_usage``
+    ("the sync step for a charge usage"), which the tokenizer indexes as the
+    words sync, charge, usage side by side. A phrase reads the posting lists of
+    its two words, both already affordable, so the cost stays bounded.
+
+    >>> adjacent_pairs(["the", "charge", "usage", "step"], ["charge", "usage", "step"])
+    ['charge usage', 'usage step']
+    """
+    kept = set(chosen)
+    return [
+        f"{first} {second}"
+        for first, second in itertools.pairwise(words)
+        if first in kept and second in kept
+    ]
+
+
+def match_expression(chosen: Sequence[str], pairs: Sequence[str] = ()) -> str | None:
+    """An FTS5 MATCH expression for any of ``chosen`` or ``pairs``, or None when there is none.
 
     >>> match_expression(["tabs", "NEAR"])
     '"tabs" OR "NEAR"'
+    >>> match_expression(["tabs", "spaces"], ["tabs spaces"])
+    '"tabs" OR "spaces" OR "tabs spaces"'
     """
-    return " OR ".join(map(phrase, chosen)) or None
+    return " OR ".join(map(phrase, [*chosen, *pairs])) or None
