@@ -7,7 +7,7 @@ unvalidated, unredacted or without its model id.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import attrs
@@ -105,10 +105,12 @@ class MemoryWriter:
         on_saved: Callable[[RememberResult], None] | None,
     ) -> list[RememberResult]:
         model = self._embedder.model_id
+        # One lookup per item serves both the unchanged test and the refusal.
+        current = {id(p): self._storage.get_memory(p.item.store, p.item.label) for p in batch}
         # Unchanged memories need no embedding: importing a file twice is cheap.
-        changed = [p for p in batch if not self._is_unchanged(p, model)]
+        changed = [p for p in batch if not _is_unchanged(p, current[id(p)], model)]
         if not overwrite:
-            self._refuse_taken_labels(changed)
+            _refuse_taken_labels(changed, current)
         vector_of = self._embed(changed)
         similar = {id(p): self._similar(p, vector_of[id(p)]) for p in changed}
         new = [
@@ -132,7 +134,9 @@ class MemoryWriter:
                 outcome = written[key]
                 memory, action = outcome.memory, outcome.action
             else:
-                memory, action = self._existing(prepared), "unchanged"
+                unchanged = current[id(prepared)]
+                assert unchanged is not None, "an unchanged memory exists by definition"
+                memory, action = unchanged, "unchanged"
             result = RememberResult(
                 memory=memory,
                 action=action,
@@ -143,30 +147,6 @@ class MemoryWriter:
             if on_saved is not None:
                 on_saved(result)
         return results
-
-    def _existing(self, prepared: _Prepared) -> Memory:
-        memory = self._storage.get_memory(prepared.item.store, prepared.item.label)
-        assert memory is not None, "an unchanged memory exists by definition"
-        return memory
-
-    def _refuse_taken_labels(self, changed: Sequence[_Prepared]) -> None:
-        for prepared in changed:
-            current = self._storage.get_memory(prepared.item.store, prepared.item.label)
-            # The same text under an older model is re-embedded, not replaced.
-            if current is not None and (current.content, current.branch) != (
-                prepared.content,
-                prepared.item.branch,
-            ):
-                raise InvalidInputError(_taken_message(current))
-
-    def _is_unchanged(self, prepared: _Prepared, model: str) -> bool:
-        current = self._storage.get_memory(prepared.item.store, prepared.item.label)
-        return (
-            current is not None
-            and current.content == prepared.content
-            and current.branch == prepared.item.branch
-            and current.model == model
-        )
 
     def _embed(self, batch: Sequence[_Prepared]) -> dict[int, npt.NDArray[np.float32]]:
         """Each item's vector, by the item's id (no embedder call for an empty batch)."""
@@ -191,6 +171,29 @@ class MemoryWriter:
             for hit in close
             if hit.id in memories and memories[hit.id].label != label
         )[:SIMILAR_LIMIT]
+
+
+def _refuse_taken_labels(
+    changed: Sequence[_Prepared], current: Mapping[int, Memory | None]
+) -> None:
+    """Raise if a changed item's label holds other content (``current`` by item id)."""
+    for prepared in changed:
+        stored = current[id(prepared)]
+        # The same text under an older model is re-embedded, not replaced.
+        if stored is not None and (stored.content, stored.branch) != (
+            prepared.content,
+            prepared.item.branch,
+        ):
+            raise InvalidInputError(_taken_message(stored))
+
+
+def _is_unchanged(prepared: _Prepared, current: Memory | None, model: str) -> bool:
+    return (
+        current is not None
+        and current.content == prepared.content
+        and current.branch == prepared.item.branch
+        and current.model == model
+    )
 
 
 def _taken_message(current: Memory) -> str:

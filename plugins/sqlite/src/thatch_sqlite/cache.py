@@ -2,7 +2,9 @@
 
 Two things are cached: the vector index (loading 100k vectors takes most of a
 second) and how many memories hold each query word (to choose affordable
-full-text terms, see :mod:`thatch_sqlite.fts`). The index follows every
+full-text terms, see :mod:`thatch_sqlite.fts`). A large store's vectors are
+held as int8 codes; the exact float32 vectors of its search candidates are
+read back from the file here. The index follows every
 commit, this handle's and other processes'; the counts are recounted every
 :data:`COUNT_DRIFT` changes.
 
@@ -20,12 +22,18 @@ import itertools
 import json
 import sqlite3
 from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 from thatch.plugin import release_free_memory
 
 from thatch_sqlite import fts
 from thatch_sqlite.vectors import VectorIndex
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+    from thatch_sqlite.vectors import Matrix
 
 #: Cached document counts kept before starting over; bounds a daemon's memory.
 _MAX_COUNTS = 50_000
@@ -80,7 +88,7 @@ class SearchCache(Follower):
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         super().__init__(conn)
-        self._vectors = VectorIndex()
+        self._vectors = VectorIndex(self._stored_vectors)
         self._doc_counts: dict[str, int] = {}
         # Last search_changes entry applied, and the one the counts date from.
         self._seq = 0
@@ -115,25 +123,44 @@ class SearchCache(Follower):
                 self._vectors.load(model, (), (), (), ())
                 return
             size, count = usual
+            # Rows per store: a large store is coded as it streams in, never
+            # held as float32 (see VectorIndex.load_sorted).
+            sizes = dict(
+                self._conn.execute(
+                    "SELECT store, count(*) FROM memories"
+                    " WHERE model = ? AND archived = 0 AND length(embedding) = ? GROUP BY store",
+                    (model, size),
+                ).fetchall()
+            )
             # One query per store rather than ORDER BY store: SQLite would
             # sort every row, vectors included, in a temporary b-tree first.
-            stores = [
-                row[0]
-                for row in self._conn.execute(
-                    "SELECT DISTINCT store FROM memories WHERE model = ? AND archived = 0",
-                    (model,),
-                )
-            ]
             rows = itertools.chain.from_iterable(
                 self._conn.execute(
                     "SELECT id, store, branch, embedding FROM memories"
                     " WHERE store = ? AND model = ? AND archived = 0 AND length(embedding) = ?",
                     (store, model, size),
                 )
-                for store in stores
+                for store in sizes
             )
-            self._vectors.load_sorted(model, rows, count, size // 4)
+            self._vectors.load_sorted(model, rows, count, size // 4, sizes)
         release_free_memory()
+
+    def _stored_vectors(
+        self, model: str, ids: Sequence[int], dim: int
+    ) -> tuple[npt.NDArray[np.int64], Matrix]:
+        # Looked up by primary key (the unary + keeps SQLite off the model
+        # index, which would walk every memory of the model). A memory
+        # archived or deleted by another process since the last sync is left
+        # out, so a search never returns it.
+        rows = self._conn.execute(
+            "SELECT id, embedding FROM memories WHERE +model = ? AND +archived = 0"
+            " AND length(embedding) = ? AND id IN (SELECT value FROM json_each(?))",
+            (model, 4 * dim, json.dumps(list(ids))),
+        ).fetchall()
+        found = np.fromiter((row[0] for row in rows), np.int64, len(rows))
+        # One join and one conversion for all the rows, not a numpy call per row.
+        matrix = np.frombuffer(b"".join(row[1] for row in rows), dtype="<f4")
+        return found, matrix.astype(np.float32, copy=False).reshape(len(rows), dim)
 
     def doc_counts(self, words: Sequence[str]) -> dict[str, int]:
         """How many memories (archived too) hold each word, counting to just past the budget."""
