@@ -24,6 +24,8 @@ from thatch.plugin.errors import ConfigError
 from thatch_fastembed import model_pack
 from thatch_fastembed.embedder import (
     DEFAULT_THRESHOLDS,
+    QUERY_MAX_TOKENS,
+    QUERY_SESSION_CONFIG,
     QUERY_THREADS,
     FastEmbedder,
     load_thresholds,
@@ -132,10 +134,27 @@ def test_the_query_session_does_not_spin(embedder: FastEmbedder) -> None:
     session = embedder.load(for_queries=True).model.model  # type: ignore[attr-defined]
     options = session.get_session_options()
     assert options.intra_op_num_threads == QUERY_THREADS
+    for key, value in QUERY_SESSION_CONFIG.items():
+        assert options.get_session_config_entry(key) == value
     assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
     # The rebuilt session embeds exactly as fastembed's own would.
     passage = embedder.embed_passages(["which indentation does the user prefer?"])[0]
     assert _cosine(embedder.embed_query("which indentation does the user prefer?"), passage) > 0.99
+
+
+@pytest.mark.slow
+def test_a_long_query_is_cut_to_its_first_word_pieces(embedder: FastEmbedder) -> None:
+    # 182 word pieces: past the query's cut, within the model's 256.
+    head = " ".join(["the user prefers short commit messages"] * 30)
+    query = embedder.load(for_queries=True)
+    tokens = query.model.tokenizer.encode(head).ids  # type: ignore[attr-defined]
+    assert len(tokens) == QUERY_MAX_TOKENS
+    # What lies past the cut changes nothing; passages keep the model's own limit.
+    np.testing.assert_allclose(
+        embedder.embed_query(head), embedder.embed_query(head + " and a different ending")
+    )
+    passages = embedder.embed_passages([head, head + " and a different ending"])
+    assert _cosine(passages[0], passages[1]) < 1 - 1e-6
 
 
 @pytest.mark.slow

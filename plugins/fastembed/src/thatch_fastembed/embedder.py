@@ -59,6 +59,14 @@ Source = Literal["pack", "folder", "hub"]
 
 #: onnxruntime threads of the session that embeds queries (see FastEmbedder.load).
 QUERY_THREADS = 2
+#: onnxruntime settings of that session: its workers sleep once a run ends.
+QUERY_SESSION_CONFIG = {"session.intra_op.allow_spinning": "0"}
+#: Word pieces of a query that are embedded; the rest is cut off. The model was
+#: trained on sequences of 128, and embedding costs grow faster than the length:
+#: for a prompt of 330, cut at the model's limit of 256 instead, the daemon spent
+#: 2.2 times the CPU on a flush (see docs/benchmarks.md, "Runtime"). A prompt
+#: says what it is about early.
+QUERY_MAX_TOKENS = 128
 #: Texts per ONNX run in :meth:`FastEmbedder.embed_passages`.
 BATCH_SIZE = 64
 #: What :meth:`FastEmbedder.thresholds` returns for a model thresholds.json does not list.
@@ -302,14 +310,15 @@ class FastEmbedder:
         cores, embedding a query and searching 100k vectors took 25 ms with the
         shared session and 13 ms with a single-threaded one. Without spinning,
         two threads embed a short query in 4.3 ms instead of 6.0 ms (one
-        thread) and leave the cores free afterwards.
+        thread) and leave the cores free afterwards. A query is cut to
+        :data:`QUERY_MAX_TOKENS` word pieces.
         """
         if for_queries:
             if self._query_model is None:
                 with self._lock:
                     if self._query_model is None:
                         model = self._load(threads=QUERY_THREADS)
-                        _stop_spinning(model)
+                        _query_session(model)
                         self._query_model = model
                         # Building a session takes ~200 MB that onnxruntime
                         # frees at once but glibc would keep in the daemon.
@@ -427,17 +436,28 @@ class FastEmbedder:
         )
 
 
-def _stop_spinning(model: TextEmbedding) -> None:
-    """Rebuild ``model``'s onnxruntime session with workers that do not spin.
+def _query_session(model: TextEmbedding) -> None:
+    """Fit ``model`` for queries: :data:`QUERY_SESSION_CONFIG`, :data:`QUERY_MAX_TOKENS`.
 
     fastembed offers no way to pass session options, so the session it made
     is replaced by one on the same file and providers. If fastembed's
-    internals ever change shape, the original session is kept: slower by a
-    few milliseconds, never wrong.
+    internals ever change shape, what cannot be reached is left as it was:
+    slower by a few milliseconds, never wrong.
     """
     import onnxruntime as ort
 
     inner = getattr(model, "model", None)
+    tokenizer = getattr(inner, "tokenizer", None)
+    truncation = getattr(tokenizer, "truncation", None)
+    if (
+        tokenizer is not None
+        and isinstance(truncation, dict)
+        and truncation.get("max_length", 0) > QUERY_MAX_TOKENS
+    ):
+        # The query model has a tokenizer of its own: passages keep the model's limit.
+        tokenizer.enable_truncation(
+            max_length=QUERY_MAX_TOKENS, direction=truncation.get("direction", "right")
+        )
     session = getattr(inner, "model", None)
     path = getattr(session, "_model_path", None)
     if inner is None or not isinstance(session, ort.InferenceSession) or not path:
@@ -445,5 +465,6 @@ def _stop_spinning(model: TextEmbedding) -> None:
     options = ort.SessionOptions()
     options.intra_op_num_threads = QUERY_THREADS
     options.inter_op_num_threads = 1
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    for key, value in QUERY_SESSION_CONFIG.items():
+        options.add_session_config_entry(key, value)
     inner.model = ort.InferenceSession(path, options, providers=session.get_providers())
