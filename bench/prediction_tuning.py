@@ -60,11 +60,13 @@ MRR, then to the variant listed first (baseline first: a change of default
 needs a strictly better result), then to the threshold farthest from any
 probe-to-matcher cosine, so it does not sit right against one example.
 
-    uv run python bench/prediction_tuning.py            # print only
-    uv run python bench/prediction_tuning.py --write    # store the threshold
+    uv run python bench/prediction_tuning.py
 
-``--write`` sets the "prediction" key of the embedder's entry in
-plugins/fastembed/src/thatch_fastembed/thresholds.json, keeping the other keys.
+The firing threshold itself is calibrated by bench/prediction_firing.py (with
+the prompt-intent rule of thatch.decisions.firing it is no longer a plain
+cosine); the "chosen" point here is this set's best F1, printed to compare.
+Last, the figures at the shipped defaults: the engine's rule at the
+threshold of thresholds.json, and the rule before it, plain cosine at 0.40.
 """
 
 from __future__ import annotations
@@ -85,7 +87,6 @@ from thatch.decisions.engine import DecisionModel, PredictionHit, ScoreSettings
 from thatch.plugin import DecisionStorage
 from thatch.plugin.decisions import Prediction
 from thatch.plugin.embedder import Embedder, Thresholds
-from thresholds_file import THRESHOLDS_FILE, update_thresholds
 
 DATA = DATA_DIR / "decisions.jsonl"
 #: Results per query, as ``thatch predictions query`` defaults to.
@@ -118,7 +119,12 @@ VARIANTS = (
     Variant("both", ScoreSettings(edge_weight_from_cosine=True, cosine_power=1.3)),
 )
 #: Measured and printed for comparison, never chosen.
-EXTRA = (Variant("no population prior", ScoreSettings(population_prior=False)),)
+EXTRA = (
+    Variant("no population prior", ScoreSettings(population_prior=False)),
+    Variant("plain cosine", ScoreSettings(prompt_intent=False)),
+)
+#: The default before the prompt-intent rule: plain cosine at this threshold.
+OLD_THRESHOLD = 0.40
 
 
 @dataclass(frozen=True)
@@ -428,13 +434,9 @@ def sweep(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Load the set, sweep variants and thresholds, print, optionally write."""
+    """Load the set, sweep variants and thresholds, print."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=DATA, help="the decisions JSONL file")
-    parser.add_argument("--write", action="store_true", help="store the chosen threshold")
-    parser.add_argument(
-        "--file", type=Path, default=THRESHOLDS_FILE, help="thresholds file to update"
-    )
     args = parser.parse_args(argv)
     situations, probes, opposites = read_set(args.data)
     positives = sum(bool(p.expect) for p in probes)
@@ -522,9 +524,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"the best variant ({chosen.variant}) is not the current default ScoreSettings()")
         else:
             print("the best variant is the current default, ScoreSettings()")
-        if args.write:
-            update_thresholds(args.file, embedder.model_id, {"prediction": chosen.threshold})
-            print(f"wrote prediction {chosen.threshold:.2f} for {embedder.model_id} to {args.file}")
+        shipped = th.thresholds().prediction
+        print("\nat the shipped defaults:")
+        print_table(
+            [
+                *sweep(
+                    th.decision_storage, embedder, dedup, VARIANTS[:1], [shipped], probes, owners
+                )[0],
+                *sweep(
+                    th.decision_storage, embedder, dedup, EXTRA[1:], [OLD_THRESHOLD], probes, owners
+                )[0],
+            ],
+            None,
+        )
     return 0
 
 

@@ -180,10 +180,8 @@ def variants(dedup: float) -> list[tuple[str, Rule]]:
         ),
         ("default, checked: the same rule built from its parts", gated(Gates())),
     ]
-    for floor in (0.3, 0.4):
-        found.append(
-            (f"default with cosine floor {floor} (engine change)", gated(Gates(link=floor)))
-        )
+    for floor in (0.4, 0.5):
+        found.append((f"default with cosine floor {floor}", gated(Gates(link=floor))))
     found.append(("default without the synonym table", synonyms_off))
     found.append(("default without the one-word-swap rule", gated(Gates(one_word_swaps=False))))
     found.append(("default with the raw cosine only", gated(Gates(normalised_cosine=False))))

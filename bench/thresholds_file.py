@@ -17,7 +17,7 @@ def update_thresholds(path: Path, model_id: str, values: Mapping[str, object]) -
     """Set ``values`` in ``model_id``'s entry, keeping its other keys and the other models.
 
     Each calibration script owns some keys (calibrate_thresholds.py: recall,
-    dedup, source; prediction_tuning.py: prediction), so neither erases the
+    dedup, source; prediction_firing.py: prediction), so neither erases the
     other's numbers.
     """
     data = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}

@@ -186,6 +186,12 @@ TABLES: tuple[ConfigTable, ...] = (
                 "score = cosine ** power × weight × confidence",
                 _between(0.1, 5.0),
             ),
+            ConfigKey(
+                "prompt_intent",
+                bool,
+                False,
+                "fire with the model's calibrated prompt-intent shift and margin",
+            ),
         ),
         "how the decision model scores (docs/decision-model.md)",
     ),

@@ -12,6 +12,7 @@ from typing import Literal
 
 import attrs
 
+from thatch.decisions import firing
 from thatch.decisions.confidence import DEFAULT_PRIOR, EVIDENCE, confidence, population_prior
 from thatch.decisions.wording import LINK_COSINE, why_not_linked
 from thatch.memory.names import validate_store
@@ -43,6 +44,12 @@ class ScoreSettings:
     #: score = cosine ** power × weight × confidence; > 1 damps weak matches
     #: (1.3 ranked best on bench/data/decisions.jsonl; docs/decision-model.md).
     cosine_power: float = 1.3
+    #: Fire with the model's calibrated intent shift and margin
+    #: (:mod:`thatch.decisions.firing`; ``[predictions] prompt_intent``). Off
+    #: by default: it cuts false fires ninefold on bench/data/firing but
+    #: loses fires where the work is asked as a question (docs/decision-model.md).
+    #: Off, or for an uncalibrated model, a matcher fires on plain cosine.
+    prompt_intent: bool = False
 
 
 @attrs.frozen
@@ -104,12 +111,19 @@ class DecisionModel:
         dedup_threshold: float,
         fire_threshold: float,
         settings: ScoreSettings | None = None,
+        firing_rule: firing.Firing | None = None,
     ) -> None:
+        """``firing_rule`` replaces the model's calibrated one (benchmarks compare rules)."""
         self.storage = storage
         self.embedder = embedder
         self.dedup_threshold = dedup_threshold
         self.fire_threshold = fire_threshold
         self.settings = settings or ScoreSettings()
+        if firing_rule is None:
+            firing_rule = (
+                firing.for_model(embedder.model_id) if self.settings.prompt_intent else firing.PLAIN
+            )
+        self.firing = firing_rule
 
     # -- update ------------------------------------------------------------
     def update(
@@ -237,7 +251,9 @@ class DecisionModel:
             reason = why_not_linked(existing[hit.id].statement, statement, cosine, self._similarity)
             if reason is None:
                 return hit.id, None
-            if similar is None:
+            # A statement may link from LINK_COSINE on, but only one at least
+            # SIMILAR_COSINE away is close enough to name as the similar one.
+            if similar is None and cosine >= SIMILAR_COSINE:
                 similar = SimilarPrediction(existing[hit.id], round(cosine, 4), reason)
         return None, similar
 
@@ -262,19 +278,25 @@ class DecisionModel:
     ) -> list[PredictionHit]:
         """Predictions linked to matchers that fit ``context``, best score first.
 
-        Every prediction of every firing matcher is returned once (with its
-        best score), so the agent sees conflicts. With ``record``, each hit is
+        A matcher fires by :attr:`firing`: its cosine clears the threshold,
+        moved by how much the prompt asks for work, and is within the margin
+        of the best matcher's (:mod:`thatch.decisions.firing`). Every
+        prediction of every firing matcher is returned once (with its best
+        score), so the agent sees conflicts. With ``record``, each hit is
         logged as shown, for calibration.
         """
         if not context.strip() or not self.storage.has_matchers(stores):
             return []
         model = self.embedder.model_id
         vector = self.embedder.embed_query(context)
-        fired = {
-            hit.id: float(hit.score)
-            for hit in self.storage.nearest_matchers(vector, model, stores, MATCHER_DEPTH)
-            if hit.score >= self.fire_threshold
-        }
+        threshold = self.firing.threshold(self.fire_threshold, vector)
+        fired = self.firing.keep(
+            {
+                hit.id: float(hit.score)
+                for hit in self.storage.nearest_matchers(vector, model, stores, MATCHER_DEPTH)
+                if hit.score >= threshold
+            }
+        )
         if not fired:
             return []
         power = self.settings.cosine_power

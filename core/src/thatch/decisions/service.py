@@ -59,14 +59,19 @@ def settings_from_config(sections: Any) -> ScoreSettings:
     population = table.get("population_prior", defaults.population_prior)
     from_cosine = table.get("edge_weight_from_cosine", defaults.edge_weight_from_cosine)
     power = table.get("cosine_power", defaults.cosine_power)
-    if not isinstance(population, bool) or not isinstance(from_cosine, bool):
+    intent = table.get("prompt_intent", defaults.prompt_intent)
+    if not all(isinstance(flag, bool) for flag in (population, from_cosine, intent)):
         raise ConfigError(
-            "config: predictions.population_prior and edge_weight_from_cosine are true or false"
+            "config: predictions.population_prior, edge_weight_from_cosine and prompt_intent"
+            " are true or false"
         )
     if isinstance(power, bool) or not isinstance(power, int | float) or not 0.1 <= power <= 5:
         raise ConfigError(f"config: predictions.cosine_power = {power!r}; use a number like 1.3")
     return ScoreSettings(
-        population_prior=population, edge_weight_from_cosine=from_cosine, cosine_power=float(power)
+        population_prior=population,
+        edge_weight_from_cosine=from_cosine,
+        cosine_power=float(power),
+        prompt_intent=intent,
     )
 
 

@@ -32,7 +32,7 @@ from collections.abc import Callable, Sequence
 #: Cosine below which two statements are not taken to be about the same thing
 #: (default model; bench/prediction_wording.py). The engine only checks the
 #: existing predictions from this cosine on.
-LINK_COSINE = 0.50
+LINK_COSINE = 0.30
 #: Cosine from which a statement that only adds words to the other (a clause
 #: dropped, a "please" added) restates it.
 SUBSET_COSINE = 0.60
