@@ -13,4 +13,5 @@ BUILTIN_PLUGINS: dict[str, str] = {
     "decision-nudge": "thatch.builtin.decisions",
     "save-reminder": "thatch.builtin.reminder",
     "prediction-log": "thatch.builtin.predlog",
+    "ui": "thatch.builtin.ui",
 }

@@ -1,0 +1,59 @@
+"""What every page handler works with: the API, the secrets, the templates."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import attrs
+from jinja2 import Environment, PackageLoader
+from starlette.concurrency import run_in_threadpool
+from starlette.responses import HTMLResponse
+
+from thatch.ui.guard import CSRF_FIELD, Secrets
+
+if TYPE_CHECKING:
+    from thatch.api import Thatch
+
+_Result = TypeVar("_Result")
+
+#: The store choice "every store" (``thatch.api.ALL``). Named again here
+#: because the page imports the API for types only: the API loads the plugin
+#: manager, which loads the builtin that starts this page.
+ALL_STORES = "all"
+
+
+def templates() -> Environment:
+    """The package's templates, every value escaped unless a template says otherwise."""
+    # autoescape=True for every template, not by file name: a memory holding
+    # <script> must reach the browser as text whatever template shows it.
+    return Environment(loader=PackageLoader("thatch.ui"), autoescape=True)
+
+
+@attrs.define
+class UiContext:
+    """One server run's API object, secrets and templates."""
+
+    th: Thatch
+    keys: Secrets
+    env: Environment = attrs.field(factory=templates)
+    # One call into the API at a time: a storage backend need not be safe
+    # for several threads, and one person clicking does not need parallelism.
+    _lock: threading.Lock = attrs.field(factory=threading.Lock)
+
+    async def call(self, work: Callable[..., _Result], *args: Any, **kwargs: Any) -> _Result:
+        """Run ``work`` off the event loop (it may embed or read a large store)."""
+
+        def locked() -> _Result:
+            with self._lock:
+                return work(*args, **kwargs)
+
+        return await run_in_threadpool(locked)
+
+    def page(self, template: str, status: int = 200, **values: Any) -> HTMLResponse:
+        """``template`` rendered with ``values`` and the CSRF token its forms carry."""
+        html = self.env.get_template(template).render(
+            csrf_field=CSRF_FIELD, csrf=self.keys.csrf, **values
+        )
+        return HTMLResponse(html, status_code=status)
