@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from integration.conftest import Runner, as_json
 
 # Built by concatenation so the repository holds no string that looks like a live key.
@@ -61,7 +63,14 @@ def test_no_plugins_loaded_explains_instead_of_a_traceback(thatch: Runner) -> No
 
 def test_trace_shows_hook_calls(thatch: Runner) -> None:
     completed = thatch("list", "all", env={"THATCH_TRACE_PLUGINS": "1"})
-    assert "[thatch trace] thatch_memory_storage(config) -> [sqlite]" in completed.stderr
+    # Every installed storage plugin is asked (postgres too, which declines
+    # unless configured); the trace names them and what they answered.
+    call = re.search(
+        r"\[thatch trace\] thatch_memory_storage\(config\) -> \[([^\]]*)\]", completed.stderr
+    )
+    assert call is not None, completed.stderr
+    assert "sqlite" in call.group(1).split(", ")
+    assert "returned SQLiteStorage(" in completed.stderr
 
 
 def test_demo_tells_the_whole_session(thatch: Runner) -> None:

@@ -1,0 +1,364 @@
+"""The decision model on the server: matchers, predictions, edges, provenance, fires.
+
+:class:`DecisionsMixin` gives :class:`~thatch_postgres.storage.PostgresStorage`
+the methods of :class:`thatch.plugin.DecisionStorage`.
+
+Feedback from two machines at once must all count. So evidence adds to the
+counts in the database (``SET confirm_count = confirm_count + %s``) and the
+confidence is computed from the counts that statement returns, while the
+updated row stays locked until the transaction commits: a second machine's
+evidence waits, then adds to the first one's counts, never to a stale copy.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from psycopg import errors
+from thatch.plugin import (
+    SIGNALS,
+    DecisionKind,
+    Edge,
+    Fire,
+    Matcher,
+    NotFoundError,
+    Prediction,
+    Provenance,
+    ScoredId,
+    Signal,
+)
+
+from thatch_postgres.text import storable
+from thatch_postgres.vectors import Table, VectorCache, to_bytes
+
+if TYPE_CHECKING:
+    from typing import LiteralString
+
+    from thatch.plugin import ConfidenceRule, Vector
+
+    from thatch_postgres.connect import Connection
+
+# Column lists in the order Matcher and Prediction take them.
+_ADD_MATCHER = """
+    INSERT INTO prediction_matchers (store, description, model, embedding, created_at, updated_at)
+    VALUES (%s, %s, %s, %s, now(), now())
+    RETURNING id, store, description, model, created_at, updated_at
+"""
+_ADD_PREDICTION = """
+    INSERT INTO predictions (store, statement, rationale, model, embedding, prior, confidence,
+        created_at, updated_at)
+    VALUES (%(store)s, %(statement)s, %(rationale)s, %(model)s, %(embedding)s, %(prior)s,
+        %(prior)s, now(), now())
+    RETURNING id, store, statement, rationale, model, confirm_count, disconfirm_count, prior,
+        confidence, created_at, updated_at
+"""
+_MATCHERS_BY_ID = """
+    SELECT id, store, description, model, created_at, updated_at
+    FROM prediction_matchers WHERE id = ANY(%s)
+"""
+_MATCHERS_OF_STORES = """
+    SELECT id, store, description, model, created_at, updated_at
+    FROM prediction_matchers WHERE %(all)s OR store = ANY(%(stores)s) ORDER BY id
+"""
+_PREDICTIONS_BY_ID = """
+    SELECT id, store, statement, rationale, model, confirm_count, disconfirm_count, prior,
+        confidence, created_at, updated_at
+    FROM predictions WHERE id = ANY(%s)
+"""
+_PREDICTIONS_OF_STORES = """
+    SELECT id, store, statement, rationale, model, confirm_count, disconfirm_count, prior,
+        confidence, created_at, updated_at
+    FROM predictions WHERE %(all)s OR store = ANY(%(stores)s) ORDER BY id
+"""
+# The counts grow in the database; the row stays locked until commit.
+_ADD_COUNTS = """
+    UPDATE predictions
+    SET confirm_count = confirm_count + %(confirm)s,
+        disconfirm_count = disconfirm_count + %(disconfirm)s, updated_at = %(when)s
+    WHERE id = %(id)s
+    RETURNING confirm_count, disconfirm_count, prior
+"""
+_SET_CONFIDENCE = """
+    UPDATE predictions SET confidence = %(confidence)s WHERE id = %(id)s
+    RETURNING id, store, statement, rationale, model, confirm_count, disconfirm_count, prior,
+        confidence, created_at, updated_at
+"""
+_SIGNALS_OF_STORES = """
+    SELECT v.id, v.prediction_id, v.signal, v.detail, v.session, v.created_at
+    FROM prediction_provenance AS v JOIN predictions AS p ON p.id = v.prediction_id
+    WHERE %(all)s OR p.store = ANY(%(stores)s)
+    ORDER BY v.created_at, v.id
+"""
+_FIRES_OF_STORES = """
+    SELECT f.id, f.session, f.prediction_id, f.confidence, f.score, f.fired_at
+    FROM prediction_fires AS f JOIN predictions AS p ON p.id = f.prediction_id
+    WHERE %(all)s OR p.store = ANY(%(stores)s)
+    ORDER BY f.fired_at, f.id
+"""
+# A fire of a prediction deleted since it was shown is dropped, not an error.
+# FOR KEY SHARE holds the prediction until commit, so a delete on another
+# machine cannot slip between the check and the insert.
+_INSERT_FIRE = """
+    INSERT INTO prediction_fires (session, prediction_id, confidence, score, fired_at)
+    SELECT %(session)s, %(id)s, %(confidence)s, %(score)s, %(when)s
+    WHERE EXISTS (SELECT 1 FROM predictions WHERE id = %(id)s FOR KEY SHARE)
+"""
+_LINK = """
+    INSERT INTO prediction_edges (matcher_id, prediction_id, weight, created_at)
+    VALUES (%s, %s, %s, now())
+    ON CONFLICT (matcher_id, prediction_id) DO NOTHING
+"""
+_SET_EMBEDDING: dict[DecisionKind, LiteralString] = {
+    "matcher": "UPDATE prediction_matchers SET model = %s, embedding = %s,"
+    " rev = nextval('decision_rev') WHERE id = %s",
+    "prediction": "UPDATE predictions SET model = %s, embedding = %s,"
+    " rev = nextval('decision_rev') WHERE id = %s",
+}
+
+
+class DecisionsMixin:
+    """:class:`thatch.plugin.DecisionStorage` on PostgresStorage's pool."""
+
+    if TYPE_CHECKING:
+        _connection: Callable[[str], AbstractContextManager[Connection]]
+        _transaction: Callable[..., AbstractContextManager[Connection]]
+        _rows: Callable[[LiteralString, Sequence[Any] | dict[str, Any]], list[Any]]
+        _cache_lock: threading.Lock
+        _decision_caches: dict[DecisionKind, VectorCache]
+
+    # -- writes ------------------------------------------------------------
+    def add_matcher(self, store: str, description: str, model: str, embedding: Vector) -> Matcher:
+        with self._transaction("add a matcher", "matchers") as conn:
+            row = conn.execute(
+                _ADD_MATCHER,
+                (store, storable(description, "a situation"), model, to_bytes(embedding)),
+            ).fetchone()
+        assert row is not None
+        return Matcher(*row)
+
+    def add_prediction(
+        self,
+        store: str,
+        statement: str,
+        rationale: str,
+        model: str,
+        embedding: Vector,
+        prior: float,
+    ) -> Prediction:
+        params = {
+            "store": store,
+            "statement": storable(statement, "a prediction"),
+            "rationale": storable(rationale, "a prediction's rationale"),
+            "model": model,
+            "embedding": to_bytes(embedding),
+            "prior": float(prior),
+        }
+        with self._transaction("add a prediction", "predictions") as conn:
+            row = conn.execute(_ADD_PREDICTION, params).fetchone()
+        assert row is not None
+        return Prediction(*row)
+
+    def link(self, matcher_id: int, prediction_id: int, weight: float = 1.0) -> bool:
+        try:
+            with self._transaction("link a matcher") as conn:
+                found = conn.execute(
+                    "SELECT 1 FROM prediction_matchers WHERE id = %s", (int(matcher_id),)
+                ).fetchone()
+                if found is None:
+                    raise NotFoundError(f"no matcher with id {matcher_id}")
+                found = conn.execute(
+                    "SELECT 1 FROM predictions WHERE id = %s", (int(prediction_id),)
+                ).fetchone()
+                if found is None:
+                    raise NotFoundError(_no_prediction(prediction_id))
+                cursor = conn.execute(_LINK, (int(matcher_id), int(prediction_id), float(weight)))
+                return cursor.rowcount > 0
+        except errors.ForeignKeyViolation as exc:
+            # Deleted on another machine between the check and the insert.
+            raise NotFoundError(
+                f"matcher {matcher_id} or prediction {prediction_id} was just deleted"
+            ) from exc
+
+    def add_evidence(
+        self,
+        prediction_id: int,
+        *,
+        signal: Signal,
+        confirm: float,
+        disconfirm: float,
+        detail: str,
+        session: str | None,
+        when: datetime,
+        rule: ConfidenceRule,
+    ) -> Prediction:
+        if signal not in SIGNALS:
+            raise ValueError(f"unknown signal {signal!r}; expected one of {', '.join(SIGNALS)}")
+        counts = {
+            "id": int(prediction_id),
+            "confirm": float(confirm),
+            "disconfirm": float(disconfirm),
+            "when": when,
+        }
+        # A failing rule raises inside the transaction: nothing is written.
+        with self._transaction("record feedback") as conn:
+            added = conn.execute(_ADD_COUNTS, counts).fetchone()
+            if added is None:
+                raise NotFoundError(_no_prediction(prediction_id))
+            confidence = float(rule(*added))
+            conn.execute(
+                "INSERT INTO prediction_provenance"
+                " (prediction_id, signal, detail, session, created_at)"
+                " VALUES (%s, %s, %s, %s, %s)",
+                (int(prediction_id), signal, storable(detail, "feedback"), session, when),
+            )
+            row = conn.execute(
+                _SET_CONFIDENCE, {"confidence": confidence, "id": int(prediction_id)}
+            ).fetchone()
+        assert row is not None
+        return Prediction(*row)
+
+    def set_decision_embeddings(
+        self, kind: DecisionKind, model: str, vectors: Sequence[tuple[int, Vector]]
+    ) -> None:
+        rows = [(model, to_bytes(vector), int(row_id)) for row_id, vector in vectors]
+        if not rows:
+            return
+        table: Table = "matchers" if kind == "matcher" else "predictions"
+        with self._transaction("replace vectors", table) as conn, conn.cursor() as cursor:
+            cursor.executemany(_SET_EMBEDDING[kind], rows)
+
+    def delete_prediction(self, prediction_id: int) -> bool:
+        with self._transaction("delete a prediction", "predictions") as conn:
+            # Edges, provenance and fires go with it through ON DELETE CASCADE.
+            cursor = conn.execute("DELETE FROM predictions WHERE id = %s", (int(prediction_id),))
+            return cursor.rowcount > 0
+
+    def delete_matcher(self, matcher_id: int) -> bool:
+        with self._transaction("delete a matcher", "matchers") as conn:
+            # Its edges go with it; the predictions stay.
+            cursor = conn.execute(
+                "DELETE FROM prediction_matchers WHERE id = %s", (int(matcher_id),)
+            )
+            return cursor.rowcount > 0
+
+    def record_fires(
+        self, session: str | None, fires: Sequence[tuple[int, float, float]], when: datetime
+    ) -> None:
+        rows = [
+            {
+                "session": session,
+                "id": int(prediction_id),
+                "confidence": float(confidence),
+                "score": float(score),
+                "when": when,
+            }
+            for prediction_id, confidence, score in fires
+        ]
+        if not rows:
+            return
+        with self._transaction("log shown predictions") as conn, conn.cursor() as cursor:
+            cursor.executemany(_INSERT_FIRE, rows)
+
+    # -- reads -------------------------------------------------------------
+    def has_matchers(self, stores: Sequence[str]) -> bool:
+        rows = self._rows(
+            "SELECT EXISTS (SELECT 1 FROM prediction_matchers WHERE store = ANY(%s))",
+            (list(stores),),
+        )
+        return bool(rows[0][0])
+
+    def nearest_matchers(
+        self, query: Vector, model: str, stores: Sequence[str], limit: int
+    ) -> list[ScoredId]:
+        return self._nearest("matcher", query, model, stores, limit)
+
+    def nearest_predictions(
+        self, query: Vector, model: str, stores: Sequence[str], limit: int
+    ) -> list[ScoredId]:
+        return self._nearest("prediction", query, model, stores, limit)
+
+    def edges_from(self, matcher_ids: Iterable[int]) -> list[Edge]:
+        wanted = [int(i) for i in matcher_ids]
+        if not wanted:
+            return []
+        rows = self._rows(
+            "SELECT matcher_id, prediction_id, weight FROM prediction_edges"
+            " WHERE matcher_id = ANY(%s) ORDER BY matcher_id, prediction_id",
+            (wanted,),
+        )
+        return [Edge(*row) for row in rows]
+
+    def edges_to(self, prediction_id: int) -> list[Edge]:
+        rows = self._rows(
+            "SELECT matcher_id, prediction_id, weight FROM prediction_edges"
+            " WHERE prediction_id = %s ORDER BY matcher_id",
+            (int(prediction_id),),
+        )
+        return [Edge(*row) for row in rows]
+
+    def get_matchers(self, ids: Iterable[int]) -> dict[int, Matcher]:
+        wanted = [int(i) for i in ids]
+        if not wanted:
+            return {}
+        return {row[0]: Matcher(*row) for row in self._rows(_MATCHERS_BY_ID, (wanted,))}
+
+    def get_predictions(self, ids: Iterable[int]) -> dict[int, Prediction]:
+        wanted = [int(i) for i in ids]
+        if not wanted:
+            return {}
+        return {row[0]: Prediction(*row) for row in self._rows(_PREDICTIONS_BY_ID, (wanted,))}
+
+    def list_predictions(self, stores: Sequence[str] | None = None) -> list[Prediction]:
+        return [Prediction(*row) for row in self._rows(_PREDICTIONS_OF_STORES, _of(stores))]
+
+    def list_matchers(self, stores: Sequence[str] | None = None) -> list[Matcher]:
+        return [Matcher(*row) for row in self._rows(_MATCHERS_OF_STORES, _of(stores))]
+
+    def provenance(self, prediction_id: int) -> list[Provenance]:
+        rows = self._rows(
+            "SELECT id, prediction_id, signal, detail, session, created_at"
+            " FROM prediction_provenance WHERE prediction_id = %s ORDER BY created_at, id",
+            (int(prediction_id),),
+        )
+        return [Provenance(*row) for row in rows]
+
+    def signals(self, stores: Sequence[str] | None = None) -> list[Provenance]:
+        return [Provenance(*row) for row in self._rows(_SIGNALS_OF_STORES, _of(stores))]
+
+    def evidence_totals(self, store: str) -> tuple[float, float]:
+        [(confirm, disconfirm)] = self._rows(
+            "SELECT coalesce(sum(confirm_count), 0), coalesce(sum(disconfirm_count), 0)"
+            " FROM predictions WHERE store = %s",
+            (store,),
+        )
+        return float(confirm), float(disconfirm)
+
+    def fires(self, stores: Sequence[str] | None = None) -> list[Fire]:
+        return [Fire(*row) for row in self._rows(_FIRES_OF_STORES, _of(stores))]
+
+    # -- internals ---------------------------------------------------------
+    def _nearest(
+        self, kind: DecisionKind, query: Vector, model: str, stores: Sequence[str], limit: int
+    ) -> list[ScoredId]:
+        if not stores or limit <= 0:
+            return []
+        vector = np.ascontiguousarray(query, dtype=np.float32)
+        with self._connection("search the decision model") as conn, self._cache_lock:
+            hits = (
+                self._decision_caches[kind].vectors(conn, model).search(vector, stores, None, limit)
+            )
+        return [ScoredId(row_id, score) for row_id, score in hits]
+
+
+def _no_prediction(prediction_id: int) -> str:
+    return f"no prediction with id {prediction_id}; see ids with 'thatch predictions list'"
+
+
+def _of(stores: Sequence[str] | None) -> dict[str, Any]:
+    """Parameters of the ``*_OF_STORES`` queries: these stores, or all when None."""
+    return {"all": stores is None, "stores": list(stores or ())}

@@ -1,0 +1,86 @@
+"""The pluggy entry point: offers :class:`PostgresStorage` for the parts the config gives postgres.
+
+Off unless the config file says so: ``[storage] memories = "postgres"`` (or
+``backend = "postgres"``) with the server in ``[storage.postgres]``
+(:mod:`thatch_postgres.settings`). SQLite stays the default. Memories, the
+decision model and the prediction log of one installation share one
+:class:`~thatch_postgres.storage.PostgresStorage` (one pool), whichever of
+them the config keeps in postgres.
+"""
+
+from __future__ import annotations
+
+import os
+import weakref
+from typing import TYPE_CHECKING
+
+from thatch.plugin import hookimpl
+
+if TYPE_CHECKING:
+    from thatch.plugin import (
+        Config,
+        ConfigTable,
+        DecisionStorage,
+        MemoryStorage,
+        PredictionStorage,
+        StoragePart,
+    )
+
+    from thatch_postgres.storage import PostgresStorage
+
+#: The ``[storage]`` backend value this plugin answers to.
+BACKEND = "postgres"
+
+# The storage opened for each live config, by id(config); an entry goes when
+# its config is collected, as with the sqlite backend.
+_opened: dict[int, PostgresStorage] = {}
+
+
+@hookimpl
+def thatch_config_tables() -> tuple[ConfigTable, ...]:
+    """``[storage.postgres]`` (:mod:`thatch_postgres.settings`)."""
+    from thatch_postgres.settings import POSTGRES_TABLE
+
+    return (POSTGRES_TABLE,)
+
+
+@hookimpl
+def thatch_memory_storage(config: Config) -> MemoryStorage | None:
+    """The configured server's schema when memories are kept in ``postgres``."""
+    return _storage_for(config, "memories")
+
+
+@hookimpl
+def thatch_decision_storage(config: Config) -> DecisionStorage | None:
+    """The configured server's schema when the decision model is kept in ``postgres``."""
+    return _storage_for(config, "decisions")
+
+
+@hookimpl
+def thatch_prediction_storage(config: Config) -> PredictionStorage | None:
+    """The configured server's schema when the prediction log is kept in ``postgres``."""
+    return _storage_for(config, "predictions")
+
+
+def _storage_for(config: Config, part: StoragePart) -> PostgresStorage | None:
+    """The open storage of ``config`` if ``part`` is kept in postgres (opened when needed)."""
+    if config.backend_for(part) != BACKEND:
+        return None
+    key = id(config)
+    storage = _opened.get(key)
+    if storage is None or storage.closed:
+        storage = _open(config)
+        if key not in _opened:
+            weakref.finalize(config, _opened.pop, key, None)
+        _opened[key] = storage
+    return storage
+
+
+def _open(config: Config) -> PostgresStorage:
+    # Imported here so that loading the plugin (every thatch command, hooks
+    # included) never imports psycopg unless postgres is in use.
+    from thatch_postgres.settings import PostgresSettings
+    from thatch_postgres.storage import PostgresStorage
+
+    settings = PostgresSettings.of(config, os.environ)
+    return PostgresStorage(settings.dsn, settings.schema)

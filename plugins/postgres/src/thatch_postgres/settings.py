@@ -1,0 +1,82 @@
+"""``[storage.postgres]``: which server and schema keep the parts set to ``postgres``.
+
+The connection string never carries a password: the config file is plain
+text that people copy between machines and paste into issues. libpq finds
+the secret itself, in ``PGPASSWORD``, ``~/.pgpass`` or a service file
+(``~/.pg_service.conf``), and an empty ``dsn`` lets the ``PG*`` environment
+variables name the whole server.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+import attrs
+from thatch.plugin import Config, ConfigKey, ConfigTable
+
+#: Read when ``[storage.postgres] dsn`` is left empty, before libpq's own ``PG*`` variables.
+DATABASE_URL_VARIABLE = "THATCH_DATABASE_URL"
+
+DEFAULT_SCHEMA = "thatch"
+
+# A plain lower-case identifier: it goes into the connection's search_path
+# unquoted, so nothing that needs quoting is accepted.
+_SCHEMA = re.compile(r"[a-z_][a-z0-9_]{0,62}")
+
+
+def _no_password(dsn: str) -> str | None:
+    from psycopg.conninfo import conninfo_to_dict
+
+    try:
+        parts = conninfo_to_dict(dsn)
+    except Exception as exc:  # psycopg raises ProgrammingError; any parse failure is the answer
+        return f"not a connection string ({exc})"
+    if parts.get("password"):
+        return "it holds a password; keep the password in ~/.pgpass, a service file or PGPASSWORD"
+    return None
+
+
+def _plain_schema(name: str) -> str | None:
+    if _SCHEMA.fullmatch(name):
+        return None
+    return "use lower-case letters, digits and _ (at most 63), starting with a letter or _"
+
+
+POSTGRES_TABLE = ConfigTable(
+    name="storage.postgres",
+    keys=(
+        ConfigKey(
+            "dsn",
+            str,
+            "",
+            "libpq connection string or postgresql:// URL, without a password",
+            check=_no_password,
+        ),
+        ConfigKey(
+            "schema",
+            str,
+            DEFAULT_SCHEMA,
+            "schema that holds thatch's tables (one per team or person sharing a database)",
+            check=_plain_schema,
+        ),
+    ),
+    help="the PostgreSQL server of the storage parts set to postgres",
+)
+
+
+@attrs.frozen
+class PostgresSettings:
+    """Where to connect, resolved from the config file and the environment."""
+
+    dsn: str
+    schema: str = DEFAULT_SCHEMA
+
+    @classmethod
+    def of(cls, config: Config, environ: Mapping[str, str]) -> PostgresSettings:
+        """The table of ``config`` (checked), with ``THATCH_DATABASE_URL`` for an empty dsn."""
+        # Read from the file rather than config.table(): a config loaded
+        # without the plugins' tables (as in tests and scripts) works too.
+        table = POSTGRES_TABLE.read(config.sections, config.paths.config_file)
+        dsn = table["dsn"] or environ.get(DATABASE_URL_VARIABLE, "")
+        return cls(dsn=dsn, schema=table["schema"])

@@ -1,0 +1,444 @@
+"""PostgresStorage: thatch's stores on a PostgreSQL server that several machines share.
+
+Correct under sharing: a batch of writes is one transaction, so a failure
+leaves none of it; a write takes the row it changes with ``ON CONFLICT`` or
+``FOR UPDATE``, so two machines writing one label at once never make two
+rows; counts change with ``SET n = n + 1`` in the database, never by reading
+a number into the client and writing it back.
+"""
+
+from __future__ import annotations
+
+import shlex
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, LiteralString
+
+import numpy as np
+from psycopg import errors
+from thatch.plugin import (
+    ArchivedMemoryError,
+    Memory,
+    NewMemory,
+    Scope,
+    ScoredId,
+    StoreInfo,
+    WriteResult,
+)
+
+from thatch_postgres import text
+from thatch_postgres.connect import CONNECT_TIMEOUT, open_pool, reporting
+from thatch_postgres.decisions import DecisionsMixin
+from thatch_postgres.migrations import LATEST, migrate, schema_version
+from thatch_postgres.prediction_log import PredictionLogMixin
+from thatch_postgres.vectors import Table, VectorCache, from_bytes, to_bytes
+
+if TYPE_CHECKING:
+    from psycopg_pool import ConnectionPool
+    from thatch.plugin import DecisionKind, Matrix, Vector, Verdict
+
+    from thatch_postgres.connect import Connection
+
+# Every query is written out whole, SQL is never assembled at run time, not
+# even from constants; the memory queries list the columns in the order
+# _memory() reads them. The stored words weigh the label more than the
+# content (class A against D).
+_INSERT = """
+    INSERT INTO memories (store, label, content, branch, model, embedding, search,
+        created_at, updated_at)
+    VALUES (%(store)s, %(label)s, %(content)s, %(branch)s, %(model)s, %(embedding)s,
+        setweight(to_tsvector('english', %(label_words)s), 'A')
+            || setweight(to_tsvector('english', %(content_words)s), 'D'),
+        now(), now())
+    ON CONFLICT (store, label) DO NOTHING
+    RETURNING id, store, label, content, branch, archived, model, created_at, updated_at,
+        recall_count, last_recalled_at
+"""
+_UPDATE = """
+    UPDATE memories SET content = %(content)s, branch = %(branch)s, model = %(model)s,
+        embedding = %(embedding)s,
+        search = setweight(to_tsvector('english', %(label_words)s), 'A')
+            || setweight(to_tsvector('english', %(content_words)s), 'D'),
+        updated_at = now(), rev = nextval('memory_rev')
+    WHERE id = %(id)s
+    RETURNING id, store, label, content, branch, archived, model, created_at, updated_at,
+        recall_count, last_recalled_at
+"""
+_LOCK_LABEL = """
+    SELECT id, store, label, content, branch, archived, model, created_at, updated_at,
+        recall_count, last_recalled_at
+    FROM memories WHERE store = %s AND label = %s FOR UPDATE
+"""
+# Archiving is not an edit: updated_at stays. A new rev tells every
+# machine's vector cache that the row came or went.
+_ARCHIVE = """
+    UPDATE memories SET archived = %(archived)s,
+        rev = CASE WHEN archived = %(archived)s THEN rev ELSE nextval('memory_rev') END
+    WHERE store = %(store)s AND label = %(label)s
+    RETURNING id, store, label, content, branch, archived, model, created_at, updated_at,
+        recall_count, last_recalled_at
+"""
+_BY_LABEL = """
+    SELECT id, store, label, content, branch, archived, model, created_at, updated_at,
+        recall_count, last_recalled_at
+    FROM memories WHERE store = %s AND label = %s
+"""
+_BY_ID = """
+    SELECT id, store, label, content, branch, archived, model, created_at, updated_at,
+        recall_count, last_recalled_at
+    FROM memories WHERE id = ANY(%s)
+"""
+# COLLATE "C": the same byte order whatever locale the server was made with.
+_OF_STORES = """
+    SELECT id, store, label, content, branch, archived, model, created_at, updated_at,
+        recall_count, last_recalled_at
+    FROM memories
+    WHERE (%(all)s OR store = ANY(%(stores)s)) AND (%(archived)s OR NOT archived)
+    ORDER BY store COLLATE "C", label COLLATE "C"
+"""
+# Weights of classes {D, C, B, A}: a word in the label counts four times one
+# in the content. The id breaks ties so that the order is stable.
+_TEXT_SEARCH = """
+    SELECT m.id, ts_rank('{0.25, 0.25, 0.25, 1.0}', m.search, q.query) AS score
+    FROM memories AS m, (SELECT to_tsquery('english', %(query)s) AS query) AS q
+    WHERE m.search @@ q.query
+      AND (%(archived)s OR NOT m.archived)
+      AND m.store = ANY(%(stores)s)
+      AND (m.branch IS NULL OR m.branch = %(branch)s)
+    ORDER BY score DESC, m.id
+    LIMIT %(limit)s
+"""
+_LOCK_GENERATION = "SELECT generation FROM vector_changes WHERE source = %s FOR UPDATE"
+_ARCHIVED_VECTORS = """
+    SELECT id, embedding FROM memories
+    WHERE archived AND model = %s AND store = ANY(%s) AND (branch IS NULL OR branch = %s)
+"""
+
+
+class PostgresStorage(DecisionsMixin, PredictionLogMixin):
+    """Memories, the decision model and the prediction log on a PostgreSQL schema.
+
+    One object is the :class:`thatch.plugin.MemoryStorage`, the
+    :class:`thatch.plugin.DecisionStorage` (methods from
+    :class:`DecisionsMixin`) and the :class:`thatch.plugin.PredictionStorage`
+    (from :class:`PredictionLogMixin`): the plugin hands the same object to
+    every part kept in postgres, and core closes it once.
+
+    Safe to share between threads: each call borrows a pooled connection.
+    """
+
+    backend = "postgres"
+
+    def __init__(self, dsn: str, schema: str, *, connect_timeout: float = CONNECT_TIMEOUT) -> None:
+        self.dsn = dsn
+        self.schema = schema
+        self._pool: ConnectionPool[Connection] = open_pool(dsn, schema, connect_timeout)
+        self._cache = VectorCache("memories")
+        self._decision_caches: dict[DecisionKind, VectorCache] = {
+            "matcher": VectorCache("matchers"),
+            "prediction": VectorCache("predictions"),
+        }
+        self._cache_lock = threading.Lock()
+        self._closed = False
+        try:
+            with self._connection("upgrade the schema") as conn:
+                migrate(conn, schema)
+        except BaseException:
+            self._pool.close()
+            raise
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called."""
+        return self._closed
+
+    def __repr__(self) -> str:
+        return f"PostgresStorage(schema={self.schema!r})"
+
+    def close(self) -> None:
+        with self._cache_lock:
+            self._cache.clear()
+            for cache in self._decision_caches.values():
+                cache.clear()
+        self._pool.close()
+        self._closed = True
+
+    def integrity_problems(self) -> list[str]:
+        problems: list[str] = []
+        with self._connection("check the data") as conn:
+            version = schema_version(conn)
+            if version != LATEST:
+                problems.append(
+                    f"schema {self.schema!r} is at version {version}, this code expects {LATEST}"
+                )
+            row = conn.execute(
+                "SELECT count(*) FROM memories"
+                " WHERE length(embedding) = 0 OR length(embedding) % 4 <> 0"
+            ).fetchone()
+            if row and row[0]:
+                problems.append(f"{row[0]} memories have a vector that is not float32 values")
+            row = conn.execute(
+                "SELECT count(*) FROM dedup_reviews AS r"
+                " JOIN memories AS a ON a.id = r.first_id JOIN memories AS b ON b.id = r.second_id"
+                " WHERE a.store <> b.store"
+            ).fetchone()
+            if row and row[0]:
+                problems.append(f"{row[0]} reviewed duplicate pairs join two different stores")
+        return problems
+
+    # -- writes ------------------------------------------------------------
+    def write_memories(self, items: Sequence[NewMemory]) -> list[WriteResult]:
+        if not items:
+            return []
+        # Checked before the transaction: a refused item writes nothing.
+        prepared = [_params(item) for item in items]
+        results: list[WriteResult] = []
+        with self._transaction("save memories", "memories") as conn:
+            for item, params in zip(items, prepared, strict=True):
+                row = conn.execute(_INSERT, params).fetchone()
+                if row is not None:
+                    results.append(WriteResult(_memory(row), "created"))
+                    continue
+                # The label exists (perhaps written a moment ago by another
+                # machine): lock it, then decide.
+                row = conn.execute(_LOCK_LABEL, (item.store, item.label)).fetchone()
+                assert row is not None, "a conflicting row is there until the transaction ends"
+                old = _memory(row)
+                if old.archived:
+                    # Raising rolls back the whole batch.
+                    raise ArchivedMemoryError(_archived_message(old.store, old.label))
+                if (old.content, old.branch, old.model) == (item.content, item.branch, item.model):
+                    results.append(WriteResult(old, "unchanged"))
+                    continue
+                new_row = conn.execute(_UPDATE, params | {"id": old.id}).fetchone()
+                assert new_row is not None
+                if item.content != old.content:
+                    # The review judged the old text; the new text deserves a fresh look.
+                    conn.execute(
+                        "DELETE FROM dedup_reviews WHERE first_id = %s OR second_id = %s",
+                        (old.id, old.id),
+                    )
+                results.append(WriteResult(_memory(new_row), "updated"))
+        return results
+
+    def delete_memory(self, store: str, label: str) -> bool:
+        with self._transaction("delete a memory", "memories") as conn:
+            # Reviews go with it through ON DELETE CASCADE.
+            cursor = conn.execute(
+                "DELETE FROM memories WHERE store = %s AND label = %s", (store, label)
+            )
+            return cursor.rowcount > 0
+
+    def set_archived(self, store: str, label: str, archived: bool) -> Memory | None:
+        with self._transaction("archive a memory", "memories") as conn:
+            row = conn.execute(
+                _ARCHIVE, {"archived": archived, "store": store, "label": label}
+            ).fetchone()
+        return None if row is None else _memory(row)
+
+    def record_recall(self, ids: Sequence[int], when: datetime) -> None:
+        if not ids:
+            return
+        with self._transaction("count recalls") as conn:
+            # One statement adds in the database: recalls counted on two
+            # machines at once are both kept.
+            conn.execute(
+                "UPDATE memories SET recall_count = recall_count + 1, last_recalled_at = %s"
+                " WHERE id = ANY(%s)",
+                (when, [int(i) for i in ids]),
+            )
+
+    def set_embeddings(self, model: str, vectors: Sequence[tuple[int, Vector]]) -> None:
+        rows = [(model, to_bytes(vector), int(memory_id)) for memory_id, vector in vectors]
+        if not rows:
+            return
+        with self._transaction("replace vectors", "memories") as conn, conn.cursor() as cursor:
+            # updated_at stays: re-embedding is upkeep, not an edit. Unknown
+            # ids match no row and are skipped.
+            cursor.executemany(
+                "UPDATE memories SET model = %s, embedding = %s, rev = nextval('memory_rev')"
+                " WHERE id = %s",
+                rows,
+            )
+
+    def mark_reviewed(self, first_id: int, second_id: int, verdict: Verdict = "different") -> None:
+        low, high = sorted((int(first_id), int(second_id)))
+        if low == high:
+            raise ValueError(f"a memory cannot be its own duplicate (id {low})")
+        try:
+            with self._transaction("record a review") as conn:
+                # A memory deleted meanwhile is skipped: its pair no longer
+                # needs a review. The latest verdict replaces the old one.
+                conn.execute(
+                    "INSERT INTO dedup_reviews (first_id, second_id, verdict, reviewed_at)"
+                    " SELECT %(low)s, %(high)s, %(verdict)s, now()"
+                    " WHERE (SELECT count(*) FROM memories WHERE id IN (%(low)s, %(high)s)) = 2"
+                    " ON CONFLICT (first_id, second_id) DO UPDATE"
+                    " SET verdict = excluded.verdict, reviewed_at = excluded.reviewed_at",
+                    {"low": low, "high": high, "verdict": verdict},
+                )
+        except errors.ForeignKeyViolation:
+            # Deleted on another machine between the check and the insert.
+            return
+
+    # -- reads -------------------------------------------------------------
+    def get_memory(self, store: str, label: str) -> Memory | None:
+        rows = self._rows(_BY_LABEL, (store, label))
+        return _memory(rows[0]) if rows else None
+
+    def get_memories(self, ids: Iterable[int]) -> dict[int, Memory]:
+        wanted = [int(i) for i in ids]
+        if not wanted:
+            return {}
+        rows = self._rows(_BY_ID, (wanted,))
+        return {memory.id: memory for memory in map(_memory, rows)}
+
+    def list_memories(
+        self, stores: Sequence[str] | None = None, *, include_archived: bool = False
+    ) -> list[Memory]:
+        rows = self._rows(
+            _OF_STORES,
+            {"all": stores is None, "stores": list(stores or ()), "archived": include_archived},
+        )
+        return [_memory(row) for row in rows]
+
+    def list_stores(self) -> list[StoreInfo]:
+        rows = self._rows(
+            "SELECT store, count(*) FILTER (WHERE NOT archived), count(*) FILTER (WHERE archived)"
+            ' FROM memories GROUP BY store ORDER BY store COLLATE "C"',
+            (),
+        )
+        return [StoreInfo(name, int(live), int(archived)) for name, live, archived in rows]
+
+    def vector_search(
+        self, query: Vector, model: str, scope: Scope, limit: int, *, include_archived: bool = False
+    ) -> list[ScoredId]:
+        if not scope.stores or limit <= 0:
+            return []
+        vector = np.ascontiguousarray(query, dtype=np.float32)
+        with self._connection("search by meaning") as conn, self._cache_lock:
+            hits = self._cache.vectors(conn, model).search(
+                vector, scope.stores, scope.branch, limit
+            )
+        found = [ScoredId(memory_id, score) for memory_id, score in hits]
+        if include_archived:
+            found.extend(self._archived_hits(vector, model, scope))
+            found.sort(key=lambda hit: (-hit.score, hit.id))
+        return found[:limit]
+
+    def _archived_hits(self, vector: Vector, model: str, scope: Scope) -> list[ScoredId]:
+        rows = self._rows(_ARCHIVED_VECTORS, (model, list(scope.stores), scope.branch))
+        return [
+            ScoredId(memory_id, float(from_bytes(blob) @ vector))
+            for memory_id, blob in rows
+            if len(blob) == 4 * len(vector)
+        ]
+
+    def text_search(
+        self, query: str, scope: Scope, limit: int, *, include_archived: bool = False
+    ) -> list[ScoredId]:
+        expression = text.tsquery(text.words(query))
+        if expression is None or not scope.stores or limit <= 0:
+            return []
+        rows = self._rows(
+            _TEXT_SEARCH,
+            {
+                "query": expression,
+                "archived": include_archived,
+                "stores": list(scope.stores),
+                "branch": scope.branch,
+                "limit": limit,
+            },
+        )
+        return [ScoredId(memory_id, float(score)) for memory_id, score in rows]
+
+    def embeddings(self, ids: Iterable[int], model: str) -> dict[int, Vector]:
+        wanted = [int(i) for i in ids]
+        if not wanted:
+            return {}
+        rows = self._rows(
+            "SELECT id, embedding FROM memories WHERE model = %s AND id = ANY(%s)",
+            (model, wanted),
+        )
+        return {memory_id: from_bytes(blob) for memory_id, blob in rows}
+
+    def store_matrix(self, store: str, model: str) -> tuple[list[int], Matrix]:
+        with self._connection("read vectors") as conn, self._cache_lock:
+            return self._cache.vectors(conn, model).store_matrix(store)
+
+    def reviewed_pairs(self, store: str) -> set[tuple[int, int]]:
+        return set(self.review_verdicts(store))
+
+    def review_verdicts(self, store: str) -> dict[tuple[int, int], Verdict]:
+        rows = self._rows(
+            "SELECT r.first_id, r.second_id, r.verdict FROM dedup_reviews AS r"
+            " JOIN memories AS m ON m.id = r.first_id WHERE m.store = %s",
+            (store,),
+        )
+        return {(first, second): verdict for first, second, verdict in rows}
+
+    def models_in_use(self) -> dict[str, int]:
+        rows = self._rows("SELECT model, count(*) FROM memories GROUP BY model", ())
+        return {model: int(count) for model, count in rows}
+
+    # -- internals ---------------------------------------------------------
+    @contextmanager
+    def _connection(self, action: str) -> Iterator[Connection]:
+        with reporting(action, self.dsn), self._pool.connection() as conn:
+            yield conn
+
+    @contextmanager
+    def _transaction(self, action: str, vectors: Table | None = None) -> Iterator[Connection]:
+        """One transaction: committed when the block ends normally, else rolled back whole.
+
+        A transaction that may change the ``vectors`` table's vectors locks
+        its generation row first (the trigger moves it anyway). Taken first,
+        before any row of the table, that lock makes such writers take turns
+        and can never close a deadlock with a row another writer holds.
+        """
+        with self._connection(action) as conn, conn.transaction():
+            if vectors is not None:
+                conn.execute(_LOCK_GENERATION, (vectors,))
+            yield conn
+
+    def _rows(self, query: LiteralString, params: Sequence[Any] | dict[str, Any]) -> list[Any]:
+        with self._connection("read") as conn:
+            return conn.execute(query, params).fetchall()
+
+
+def _params(item: NewMemory) -> dict[str, Any]:
+    return {
+        "store": item.store,
+        "label": item.label,
+        "content": text.storable(item.content, f"the content of memory {item.label!r}"),
+        "branch": item.branch,
+        "model": item.model,
+        "embedding": to_bytes(item.embedding),
+        "label_words": text.fold(item.label),
+        "content_words": text.fold(item.content),
+    }
+
+
+def _archived_message(store: str, label: str) -> str:
+    return (
+        f"memory '{label}' in store '{store}' is archived; unarchive it first: "
+        f"thatch unarchive {shlex.quote(label)} --store {shlex.quote(store)}"
+    )
+
+
+def _memory(row: Sequence[Any]) -> Memory:
+    return Memory(
+        id=row[0],
+        store=row[1],
+        label=row[2],
+        content=row[3],
+        branch=row[4],
+        archived=bool(row[5]),
+        model=row[6],
+        created_at=row[7],
+        updated_at=row[8],
+        recall_count=int(row[9]),
+        last_recalled_at=row[10],
+    )
