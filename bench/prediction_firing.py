@@ -72,10 +72,11 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 import thatch
+from cached_embedder import CachedEmbedder
 from data_sets import DATA, ROOT, read_jsonl
 from thatch.decisions import firing
 from thatch.decisions.engine import DecisionModel, ScoreSettings
-from thatch.plugin.embedder import Embedder, Thresholds
+from thatch.plugin.embedder import Embedder
 
 FOLDER = DATA / "firing"
 MODELS_FILE = ROOT / "core" / "src" / "thatch" / "decisions" / firing.MODELS_FILE
@@ -133,30 +134,6 @@ class Figures:
     oblique: float
     lines: float
     wrong: float
-
-
-class CachedEmbedder:
-    """The real embedder, with query vectors kept: the timing then measures the engine alone."""
-
-    def __init__(self, inner: Embedder) -> None:
-        self.inner = inner
-        self.model_id = inner.model_id
-        self.dim = inner.dim
-        self._queries: dict[str, npt.NDArray[np.float32]] = {}
-
-    def embed_query(self, text: str) -> npt.NDArray[np.float32]:
-        """The query vector, computed once per text."""
-        if text not in self._queries:
-            self._queries[text] = self.inner.embed_query(text)
-        return self._queries[text]
-
-    def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        """Passages, embedded afresh."""
-        return self.inner.embed_passages(texts)
-
-    def thresholds(self) -> Thresholds:
-        """The wrapped embedder's thresholds."""
-        return self.inner.thresholds()
 
 
 def embed_set(embedder: Embedder, folder: Path) -> FiringSet:

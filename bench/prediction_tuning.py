@@ -81,12 +81,13 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 import thatch
+from cached_embedder import CachedEmbedder
 from data_sets import DATA as DATA_DIR
 from decision_set import Loaded, Opposite, Probe, Situation, load, read_set
 from thatch.decisions.engine import DecisionModel, PredictionHit, ScoreSettings
 from thatch.plugin import DecisionStorage
 from thatch.plugin.decisions import Prediction
-from thatch.plugin.embedder import Embedder, Thresholds
+from thatch.plugin.embedder import Embedder
 
 DATA = DATA_DIR / "decisions.jsonl"
 #: Results per query, as ``thatch predictions query`` defaults to.
@@ -144,30 +145,6 @@ class Point:
     lines: float
     #: Positive probes hit, by probe type.
     hits_by_type: dict[str, int]
-
-
-class CachedEmbedder:
-    """The real embedder, with query vectors kept: every probe is queried many times."""
-
-    def __init__(self, inner: Embedder) -> None:
-        self.inner = inner
-        self.model_id = inner.model_id
-        self.dim = inner.dim
-        self._queries: dict[str, npt.NDArray[np.float32]] = {}
-
-    def embed_query(self, text: str) -> npt.NDArray[np.float32]:
-        """The query vector, computed once per text."""
-        if text not in self._queries:
-            self._queries[text] = self.inner.embed_query(text)
-        return self._queries[text]
-
-    def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        """Passages are embedded afresh (only the loader asks for them)."""
-        return self.inner.embed_passages(texts)
-
-    def thresholds(self) -> Thresholds:
-        """The wrapped embedder's thresholds."""
-        return self.inner.thresholds()
 
 
 def run_probes(
