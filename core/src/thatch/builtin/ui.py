@@ -7,6 +7,7 @@ hook pays for importing them.
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import TYPE_CHECKING
 
 from thatch.plugin.specs import hookimpl
@@ -58,6 +59,8 @@ def run(args: argparse.Namespace, context: CommandContext) -> int:
             {"url": server.url},
             f"thatch ui at {server.url}\n(the URL holds this run's access token; Ctrl-C stops)",
         )
+        # Before serving: a caller reading a pipe (a script, a test) needs the URL now.
+        sys.stdout.flush()
         if not args.no_open:
             webbrowser.open(server.url)
         server.run()
