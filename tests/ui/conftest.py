@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import contextlib
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -36,10 +37,23 @@ def stranger(th: Thatch, keys: Secrets) -> Iterator[TestClient]:
         yield client
 
 
-@pytest.fixture
-def client(th: Thatch, keys: Secrets) -> Iterator[TestClient]:
-    """A client that opened the printed URL, so it holds the cookie."""
+@contextlib.contextmanager
+def signed_in(th: Thatch, keys: Secrets) -> Iterator[TestClient]:
+    """A client of the page over ``th`` that opened the printed URL, so it holds the cookie."""
     with TestClient(build_app(th, keys, [TEST_HOST]), follow_redirects=False) as client:
         answer = client.get(f"/?token={keys.access}")
         assert answer.status_code == 303
         yield client
+
+
+@pytest.fixture
+def client(th: Thatch, keys: Secrets) -> Iterator[TestClient]:
+    """A client that opened the printed URL, so it holds the cookie."""
+    with signed_in(th, keys) as client:
+        yield client
+
+
+@pytest.fixture
+def client_of(keys: Secrets) -> Callable[[Thatch], contextlib.AbstractContextManager[TestClient]]:
+    """Signed-in clients of pages over other API objects (e.g. one seen from a repository)."""
+    return lambda th: signed_in(th, keys)

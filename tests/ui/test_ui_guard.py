@@ -17,7 +17,8 @@ def test_without_the_token_every_request_is_refused_and_nothing_changes(
     th: Thatch, stranger: TestClient, keys: Secrets
 ) -> None:
     _saved(th)
-    for path in ("/", "/memories", "/decisions", "/static/ui.css", "/nowhere"):
+    pages = ("/", "/memories", "/duplicates", "/hygiene", "/decisions", "/plugins")
+    for path in (*pages, "/static/ui.css", "/nowhere"):
         assert stranger.get(path).status_code == 403, path
     assert stranger.get("/memories", params={"token": "guess"}).status_code == 403
     stranger.cookies.set(COOKIE, "guess")
@@ -29,6 +30,8 @@ def test_without_the_token_every_request_is_refused_and_nothing_changes(
         "/memory/edit", data={CSRF_FIELD: keys.csrf, "content": "changed", **FIELDS}
     )
     assert answer.status_code == 403
+    for path in ("/duplicates/review", "/doctor"):
+        assert stranger.post(path, data={CSRF_FIELD: keys.csrf, **FIELDS}).status_code == 403
     assert th.show("keep", "global").content == "A fact nobody else may touch"
 
 

@@ -13,7 +13,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from thatch.plugin.errors import NotFoundError, ThatchError
-from thatch.ui import decisions, memories
+from thatch.ui import decisions, duplicates, hygiene, memories, plugins
 from thatch.ui.context import UiContext
 from thatch.ui.guard import Guard, Refused, Secrets
 
@@ -45,7 +45,12 @@ def build_app(th: Thatch, keys: Secrets, hosts: Iterable[str]) -> Starlette:
             Route("/memory/edit", memories.edit, methods=["POST"]),
             Route("/memory/forget", memories.forget, methods=["POST"]),
             Route("/memory/archive", memories.archive, methods=["POST"]),
+            Route("/duplicates", duplicates.duplicates),
+            Route("/duplicates/review", duplicates.review, methods=["POST"]),
+            Route("/hygiene", hygiene.hygiene),
             Route("/decisions", decisions.decisions),
+            Route("/plugins", plugins.plugins),
+            Route("/doctor", plugins.doctor, methods=["POST"]),
             Mount("/static", StaticFiles(packages=[("thatch.ui", "static")]), name="static"),
         ],
         middleware=[Middleware(Guard, keys=keys, hosts=tuple(hosts))],

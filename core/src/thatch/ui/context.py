@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
@@ -15,6 +15,7 @@ from thatch.ui.guard import CSRF_FIELD, Secrets
 
 if TYPE_CHECKING:
     from thatch.api import Thatch
+    from thatch.doctor import Check
 
 _Result = TypeVar("_Result")
 
@@ -22,6 +23,9 @@ _Result = TypeVar("_Result")
 #: because the page imports the API for types only: the API loads the plugin
 #: manager, which loads the builtin that starts this page.
 ALL_STORES = "all"
+#: The pages a change may send the browser back to (the form's ``back``
+#: field). A fixed list: a free target would let a form send the user off-site.
+BACK_PAGES = ("/memories", "/duplicates", "/hygiene")
 
 
 def templates() -> Environment:
@@ -38,6 +42,10 @@ class UiContext:
     th: Thatch
     keys: Secrets
     env: Environment = attrs.field(factory=templates)
+    #: ``thatch doctor``'s checks of this installation, seen from the API's folder.
+    doctor: Callable[[], list[Check]] = attrs.field(
+        default=attrs.Factory(lambda self: doctor_of(self.th), takes_self=True)
+    )
     # One call into the API at a time: a storage backend need not be safe
     # for several threads, and one person clicking does not need parallelism.
     _lock: threading.Lock = attrs.field(factory=threading.Lock)
@@ -57,3 +65,22 @@ class UiContext:
             csrf_field=CSRF_FIELD, csrf=self.keys.csrf, **values
         )
         return HTMLResponse(html, status_code=status)
+
+
+def doctor_of(th: Thatch) -> Callable[[], list[Check]]:
+    """``thatch doctor`` for the home and folder ``th`` was opened with."""
+
+    def run() -> list[Check]:
+        from thatch.doctor import run_checks
+
+        home = th.config.paths.home
+        return run_checks(str(home) if home is not None else None, th.cwd)
+
+    return run
+
+
+def back_to(form: Mapping[str, str], default: str) -> str:
+    """The form's ``back`` page (with its query) if it is one of :data:`BACK_PAGES`."""
+    back = form.get("back", "")
+    path, _, _ = back.partition("?")
+    return back if path in BACK_PAGES else default

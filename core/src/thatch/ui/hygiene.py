@@ -1,0 +1,54 @@
+"""The hygiene page: stale, orphaned and duplicate memories, each with its one-click fix."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+from urllib.parse import urlencode
+
+import attrs
+from starlette.requests import Request
+from starlette.responses import Response
+
+from thatch.memory.duplicates import pair_key
+from thatch.memory.hygiene import STALE_DAYS
+from thatch.ui.context import ALL_STORES, UiContext
+from thatch.ui.duplicates import Pair
+
+if TYPE_CHECKING:
+    from thatch.api import Thatch
+    from thatch.plugin.records import HygieneReport
+
+
+@attrs.frozen
+class Report:
+    """The API's report, its duplicate pairs with their verdicts."""
+
+    report: HygieneReport
+    pairs: list[Pair]
+
+
+def report_of(th: Thatch, store: str, days: int) -> Report:
+    """What ``thatch hygiene --days days`` reports for ``store``."""
+    report = th.hygiene(store, stale_days=days)
+    verdicts = th.review_verdicts(store)
+    pairs = [Pair(pair, verdicts.get(pair_key(pair))) for pair in report.duplicates]
+    return Report(report=report, pairs=pairs)
+
+
+async def hygiene(request: Request) -> Response:
+    """``GET /hygiene?store=S&days=N``."""
+    ui: UiContext = request.app.state.ui
+    store = request.query_params.get("store", ALL_STORES) or ALL_STORES
+    given = request.query_params.get("days", "")
+    # A bad number reaches the API, whose error names the allowed range.
+    days = int(given) if given.lstrip("-").isdigit() else STALE_DAYS
+    found = await ui.call(report_of, ui.th, store, days)
+    stores = await ui.call(ui.th.known_stores)
+    return ui.page(
+        "hygiene.html",
+        store=store,
+        stores=[ALL_STORES, *stores],
+        days=days,
+        found=found,
+        back="/hygiene?" + urlencode({"store": store, "days": days}),
+    )
