@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import sys
-import types
 from pathlib import Path
 
 import pytest
 from starlette.testclient import TestClient
 from thatch.api import Thatch
-from thatch.doctor import Check
-from thatch.plugin.specs import hookimpl
-from thatch.testing import WordHashEmbedder
+from thatch.ui.doctor_run import Finding
 from thatch.ui.guard import CSRF_FIELD, Secrets
 
 FAKE_EMBEDDER_MODULE = "thatch_ui_test_embedder"
@@ -28,11 +24,11 @@ def test_the_loaded_plugins_with_their_hooks(th: Thatch, client: TestClient) -> 
 def test_doctor_runs_only_when_asked(client: TestClient, keys: Secrets) -> None:
     runs: list[int] = []
 
-    def doctor() -> list[Check]:
+    def doctor() -> list[Finding]:
         runs.append(1)
         return [
-            Check("database", "ok", "passes the integrity check"),
-            Check("daemon", "fail", "hung: <b>pid 7</b>", "'thatch daemon stop'"),
+            Finding("database", "ok", "passes the integrity check"),
+            Finding("daemon", "fail", "hung: <b>pid 7</b>", "'thatch daemon stop'"),
         ]
 
     client.app.state.ui.doctor = doctor  # type: ignore[attr-defined]
@@ -47,7 +43,7 @@ def test_doctor_runs_only_when_asked(client: TestClient, keys: Secrets) -> None:
 
 
 def test_doctor_needs_the_csrf_token(client: TestClient) -> None:
-    def doctor() -> list[Check]:
+    def doctor() -> list[Finding]:
         raise AssertionError("doctor ran without the CSRF token")
 
     client.app.state.ui.doctor = doctor  # type: ignore[attr-defined]
@@ -57,17 +53,9 @@ def test_doctor_needs_the_csrf_token(client: TestClient) -> None:
 def test_the_real_doctor_of_the_page_s_home(
     monkeypatch: pytest.MonkeyPatch, home: Path, client: TestClient, keys: Secrets
 ) -> None:
-    """Doctor checks the home the page was opened on (sqlite, and a fake model)."""
-    module = types.ModuleType(FAKE_EMBEDDER_MODULE)
-
-    @hookimpl
-    def thatch_embedder(config: object) -> object:
-        return WordHashEmbedder()
-
-    module.thatch_embedder = thatch_embedder  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, FAKE_EMBEDDER_MODULE, module)
+    """The page runs the real `thatch doctor` on the home it was opened on."""
+    # Storage only: the doctor process needs no model to check the database.
     monkeypatch.setenv("THATCH_LOAD_PLUGINS", "sqlite")
-    monkeypatch.setenv("THATCH_PLUGIN_MODULES", FAKE_EMBEDDER_MODULE)
     page = client.post("/doctor", data={CSRF_FIELD: keys.csrf}).text
     assert "passes the integrity check" in page
     assert str(home) in page

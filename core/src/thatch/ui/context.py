@@ -11,11 +11,11 @@ from jinja2 import Environment, PackageLoader
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import HTMLResponse
 
+from thatch.ui.doctor_run import Finding, doctor_of
 from thatch.ui.guard import CSRF_FIELD, Secrets
 
 if TYPE_CHECKING:
     from thatch.api import Thatch
-    from thatch.doctor import Check
 
 _Result = TypeVar("_Result")
 
@@ -43,7 +43,7 @@ class UiContext:
     keys: Secrets
     env: Environment = attrs.field(factory=templates)
     #: ``thatch doctor``'s checks of this installation, seen from the API's folder.
-    doctor: Callable[[], list[Check]] = attrs.field(
+    doctor: Callable[[], list[Finding]] = attrs.field(
         default=attrs.Factory(lambda self: doctor_of(self.th), takes_self=True)
     )
     # One call into the API at a time: a storage backend need not be safe
@@ -65,18 +65,6 @@ class UiContext:
             csrf_field=CSRF_FIELD, csrf=self.keys.csrf, **values
         )
         return HTMLResponse(html, status_code=status)
-
-
-def doctor_of(th: Thatch) -> Callable[[], list[Check]]:
-    """``thatch doctor`` for the home and folder ``th`` was opened with."""
-
-    def run() -> list[Check]:
-        from thatch.doctor import run_checks
-
-        home = th.config.paths.home
-        return run_checks(str(home) if home is not None else None, th.cwd)
-
-    return run
 
 
 def back_to(form: Mapping[str, str], default: str) -> str:

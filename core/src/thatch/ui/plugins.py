@@ -12,7 +12,7 @@ from thatch.ui.context import UiContext
 from thatch.ui.guard import change_form
 
 if TYPE_CHECKING:
-    from thatch.doctor import Check
+    from thatch.ui.doctor_run import Finding
 
 
 async def plugins(request: Request) -> Response:
@@ -37,7 +37,7 @@ async def doctor(request: Request) -> Response:
     return await _page(ui, checks)
 
 
-async def _page(ui: UiContext, checks: list[Check] | None) -> Response:
+async def _page(ui: UiContext, checks: list[Finding] | None) -> Response:
     infos = await ui.call(ui.th.describe_plugins)
     return ui.page(
         "plugins.html",
