@@ -15,7 +15,7 @@ pytestmark = pytest.mark.slow
 
 CHECKS = ["plugins", "database", "model", "socket permissions", "daemon", "spool", "log"]
 #: One check for each config table an installed plugin declares.
-TABLES = ["config table [receptor]"]
+TABLES = ["config table [receptor]", "config table [storage.postgres]"]
 
 
 @pytest.fixture

@@ -121,14 +121,8 @@ def console_main() -> None:
 
     argv = sys.argv[1:]
     status = hook_main(argv)
-    if status is not None:
-        # The hook has written its answer (os.write) and spooled what it had
-        # to; the interpreter's clean-up at exit would cost about as much as
-        # the hook's own imports (bench/hook_latency.py --exit-at-once).
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(status)
-    status = _mcp_main(argv)
+    if status is None:
+        status = _mcp_main(argv)
     sys.exit(main() if status is None else status)
 
 
