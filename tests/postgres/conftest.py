@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
-from pg_cluster import Server, ServerMissing, running_server
+from pg_cluster import Server, ServerMissing, running_server, schema_for
+from pg_handles import Open
+from thatch_postgres.storage import PostgresStorage
 
 
 def _server() -> Iterator[Server]:
@@ -26,3 +29,18 @@ def postgres_server() -> Iterator[Server]:
 def private_postgres_server() -> Iterator[Server]:
     """A server of the test's own, for a test that stops or restarts it."""
     yield from _server()
+
+
+@pytest.fixture
+def open_handle(postgres_server: Server, tmp_path: Path) -> Iterator[Open]:
+    """Opens handles on one schema of this test's own, each closed afterwards."""
+    opened: list[PostgresStorage] = []
+
+    def open_one() -> PostgresStorage:
+        storage = PostgresStorage(postgres_server.dsn(), schema_for(tmp_path))
+        opened.append(storage)
+        return storage
+
+    yield open_one
+    for storage in opened:
+        storage.close()

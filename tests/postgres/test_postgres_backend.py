@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -12,6 +12,7 @@ import psycopg
 import pytest
 import thatch_postgres.plugin
 from pg_cluster import Server, schema_for
+from pg_handles import Open, heard_after, query
 from thatch.plugin import Config, ConfigError, InvalidInputError, StorageError
 from thatch.testing.contracts import (
     APP,
@@ -29,31 +30,6 @@ from thatch.testing.contracts import (
 from thatch_postgres.migrations import LATEST, MIGRATIONS, migrate
 from thatch_postgres.settings import PostgresSettings
 from thatch_postgres.storage import PostgresStorage
-
-Open = Callable[[], PostgresStorage]
-
-
-@pytest.fixture
-def open_handle(postgres_server: Server, tmp_path: Path) -> Iterator[Open]:
-    """Opens handles on one schema of this test's own, each closed afterwards."""
-    opened: list[PostgresStorage] = []
-
-    def open_one() -> PostgresStorage:
-        storage = PostgresStorage(postgres_server.dsn(), schema_for(tmp_path))
-        opened.append(storage)
-        return storage
-
-    yield open_one
-    for storage in opened:
-        storage.close()
-
-
-def query(server: Server, schema: str, sql: str) -> list[tuple[object, ...]]:
-    """Run ``sql`` in ``schema`` straight on the server; its rows, if it returns any."""
-    with psycopg.connect(server.dsn(), autocommit=True) as conn:
-        conn.execute(f"SET search_path TO {schema}")
-        cursor = conn.execute(sql)
-        return cursor.fetchall() if cursor.description else []
 
 
 def home(directory: Path, text: str) -> Config:
@@ -211,7 +187,9 @@ def test_a_warm_cache_follows_every_kind_of_change_made_elsewhere(open_handle: O
         lambda: write(writer, *(new(f"m{i}", f"rewritten {i}") for i in range(5, 35))),
     ]
     for change in changes:
+        heard = heard_after(reader, "memories")
         change()
+        heard()
         same_as_a_fresh_handle()
 
 
@@ -294,12 +272,13 @@ def test_it_is_off_unless_the_config_selects_it(tmp_path: Path) -> None:
 def test_the_dsn_comes_from_the_file_or_else_the_environment(tmp_path: Path) -> None:
     url = "postgresql://team@db.example/thatch"
     in_file = home(tmp_path, f'[storage.postgres]\ndsn = "{url}"\nschema = "team_a"\n')
-    assert PostgresSettings.of(in_file, {}) == PostgresSettings(url, "team_a")
+    assert PostgresSettings.of(in_file) == PostgresSettings(url, "team_a")
 
     empty = home(tmp_path, "")
-    assert PostgresSettings.of(empty, {"THATCH_DATABASE_URL": url}) == PostgresSettings(url)
+    from_env = Config.load(tmp_path, environ={"THATCH_DATABASE_URL": url})
+    assert PostgresSettings.of(from_env) == PostgresSettings(url)
     # Empty: libpq's own PG* variables and service file decide.
-    assert PostgresSettings.of(empty, {}) == PostgresSettings("")
+    assert PostgresSettings.of(empty) == PostgresSettings("")
 
 
 @pytest.mark.parametrize(
@@ -314,7 +293,7 @@ def test_the_dsn_comes_from_the_file_or_else_the_environment(tmp_path: Path) -> 
 def test_a_password_or_an_odd_schema_is_refused(tmp_path: Path, line: str, message: str) -> None:
     config = home(tmp_path, f"[storage.postgres]\n{line}\n")
     with pytest.raises(ConfigError, match=message):
-        PostgresSettings.of(config, {})
+        PostgresSettings.of(config)
 
 
 def test_after_a_server_restart_the_next_call_reconnects(private_postgres_server: Server) -> None:

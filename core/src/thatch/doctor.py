@@ -219,7 +219,7 @@ def _database(home: str | None) -> Check:
     try:
         with _open(home) as th:
             problems = th.integrity_problems()
-            where = str(th.config.db_path)
+            where = _storage_places(th.config)
     except ThatchError as exc:
         return Check("database", "fail", str(exc), "check the [storage] table of the config file")
     if problems:
@@ -230,6 +230,35 @@ def _database(home: str | None) -> Check:
             "restore from 'thatch export' output or a backup; then 'thatch import'",
         )
     return Check("database", "ok", f"{where} passes the integrity check")
+
+
+def _storage_places(config: Any) -> str:
+    """Where the storage parts are kept: the SQLite file, or a backend and its server.
+
+    Parts kept in one place are named once; apart, each place lists its parts.
+    """
+    from thatch.plugin.config import STORAGE_PARTS
+
+    places: dict[str, list[str]] = {}
+    for part in STORAGE_PARTS:
+        places.setdefault(_storage_place(config, config.backend_for(part)), []).append(part)
+    if len(places) == 1:
+        return next(iter(places))
+    return "; ".join(f"{' and '.join(parts)} in {place}" for place, parts in places.items())
+
+
+def _storage_place(config: Any, backend: str) -> str:
+    """One backend's place; a server's connection string is shown without its password."""
+    from thatch.plugin import database_url
+
+    if backend == "sqlite":
+        return str(config.db_path)
+    # A server backend's own table, [storage.<backend>], names it (see docs/team.md).
+    table = config.tables.get(f"storage.{backend}", {})
+    dsn = str(table.get("dsn") or config.database_url or "")
+    shown = database_url.without_secrets(dsn) if dsn else "the backend's default server"
+    schema = table.get("schema")
+    return f"{backend} at {shown}" + (f", schema {schema}" if schema else "")
 
 
 def _model(home: str | None) -> Check:

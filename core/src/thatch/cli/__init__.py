@@ -14,7 +14,6 @@ error and exit 2 stay.
 
 from __future__ import annotations
 
-import os
 import sys
 
 TYPE_CHECKING = False

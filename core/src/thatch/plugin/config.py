@@ -2,7 +2,8 @@
 
 Precedence, highest first: environment variables (``THATCH_DB_PATH``,
 ``THATCH_MODEL``, ``THATCH_MODEL_PATH``, ``THATCH_RECALL_THRESHOLD``,
-``THATCH_PREDICTION_THRESHOLD``), the config file
+``THATCH_PREDICTION_THRESHOLD``; ``THATCH_DATABASE_URL`` selects its
+server's backend where ``[storage] backend`` is not set), the config file
 (``<config dir>/config.toml``), built-in defaults. Plugins read the tables
 they declare with :meth:`Config.table`.
 """
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import attrs
 
 from thatch.paths import Paths
+from thatch.plugin import database_url
 from thatch.plugin.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -73,6 +75,9 @@ class Config:
     recall_threshold: float | None = None
     dedup_threshold: float | None = None
     prediction_threshold: float | None = None
+    #: The server ``THATCH_DATABASE_URL`` names, for the backend that keeps data there
+    #: (:mod:`thatch.plugin.database_url`); None when the variable is unset.
+    database_url: str | None = None
     #: The whole parsed config file, for plugins' own tables.
     sections: Mapping[str, Any] = attrs.field(factory=dict)
     #: The tables loaded plugins declare, checked and with defaults (see :meth:`with_tables`).
@@ -118,6 +123,7 @@ class Config:
         """Read the config file under ``home`` (or the user's) and apply the environment."""
         env = os.environ if environ is None else environ
         paths = Paths.resolve(home, env)
+        server = database_url.from_environ(env)
         data = _read_toml(paths.config_file)
         plugins = _table(data, "plugins", paths.config_file)
         storage = _table(data, "storage", paths.config_file)
@@ -129,7 +135,9 @@ class Config:
         return cls(
             paths=paths,
             db_path=Path(db_path).expanduser() if db_path else paths.default_db_path,
-            storage_backend=_backend(storage, "backend", paths.config_file) or DEFAULT_BACKEND,
+            # A server in the environment keeps what the file leaves to the default.
+            storage_backend=_backend(storage, "backend", paths.config_file)
+            or (server.backend if server else DEFAULT_BACKEND),
             storage_parts=_part_backends(storage, paths.config_file),
             model=env.get("THATCH_MODEL") or str(embedder.get("model", DEFAULT_MODEL)),
             model_path=Path(model_path).expanduser() if model_path else None,
@@ -137,6 +145,7 @@ class Config:
             recall_threshold=_threshold(env, "recall", thresholds, paths.config_file),
             dedup_threshold=_unit_float(thresholds, "dedup", paths.config_file),
             prediction_threshold=_threshold(env, "prediction", thresholds, paths.config_file),
+            database_url=server.url if server else None,
             sections=data,
         )
 

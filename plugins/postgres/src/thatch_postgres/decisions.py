@@ -34,7 +34,7 @@ from thatch.plugin import (
 )
 
 from thatch_postgres.text import storable
-from thatch_postgres.vectors import Table, VectorCache, to_bytes
+from thatch_postgres.vectors import ModelVectors, Table, VectorCache, to_bytes
 
 if TYPE_CHECKING:
     from typing import LiteralString
@@ -130,6 +130,7 @@ class DecisionsMixin:
         _rows: Callable[[LiteralString, Sequence[Any] | dict[str, Any]], list[Any]]
         _cache_lock: threading.Lock
         _decision_caches: dict[DecisionKind, VectorCache]
+        _vectors: Callable[[VectorCache, str, str], ModelVectors]
 
     # -- writes ------------------------------------------------------------
     def add_matcher(self, store: str, description: str, model: str, embedding: Vector) -> Matcher:
@@ -348,10 +349,10 @@ class DecisionsMixin:
         if not stores or limit <= 0:
             return []
         vector = np.ascontiguousarray(query, dtype=np.float32)
-        with self._connection("search the decision model") as conn, self._cache_lock:
-            hits = (
-                self._decision_caches[kind].vectors(conn, model).search(vector, stores, None, limit)
-            )
+        cache = self._decision_caches[kind]
+        hits = self._vectors(cache, model, "search the decision model").search(
+            vector, stores, None, limit
+        )
         return [ScoredId(row_id, score) for row_id, score in hits]
 
 

@@ -200,6 +200,26 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CREATE INDEX prediction_fires_of ON prediction_fires (prediction_id)",
         ),
     ),
+    (
+        4,
+        (
+            # Every machine's cache hears of a change when it commits
+            # (thatch_postgres.listen). Channels span the database, so the
+            # payload names the schema; notifications alike within one
+            # transaction arrive once.
+            """
+            CREATE OR REPLACE FUNCTION bump_vector_generation() RETURNS trigger
+            LANGUAGE plpgsql AS $$
+            BEGIN
+                UPDATE vector_changes SET generation = generation + 1
+                WHERE source = TG_ARGV[0];
+                PERFORM pg_notify('thatch_vectors', TG_TABLE_SCHEMA || ' ' || TG_ARGV[0]);
+                RETURN NULL;
+            END
+            $$
+            """,
+        ),
+    ),
 )
 
 LATEST = MIGRATIONS[-1][0]

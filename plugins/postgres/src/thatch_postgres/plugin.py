@@ -10,7 +10,6 @@ them the config keeps in postgres.
 
 from __future__ import annotations
 
-import os
 import weakref
 from typing import TYPE_CHECKING
 
@@ -82,5 +81,5 @@ def _open(config: Config) -> PostgresStorage:
     from thatch_postgres.settings import PostgresSettings
     from thatch_postgres.storage import PostgresStorage
 
-    settings = PostgresSettings.of(config, os.environ)
+    settings = PostgresSettings.of(config)
     return PostgresStorage(settings.dsn, settings.schema)

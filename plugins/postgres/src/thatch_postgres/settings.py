@@ -10,13 +10,9 @@ variables name the whole server.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 
 import attrs
 from thatch.plugin import Config, ConfigKey, ConfigTable
-
-#: Read when ``[storage.postgres] dsn`` is left empty, before libpq's own ``PG*`` variables.
-DATABASE_URL_VARIABLE = "THATCH_DATABASE_URL"
 
 DEFAULT_SCHEMA = "thatch"
 
@@ -73,10 +69,10 @@ class PostgresSettings:
     schema: str = DEFAULT_SCHEMA
 
     @classmethod
-    def of(cls, config: Config, environ: Mapping[str, str]) -> PostgresSettings:
+    def of(cls, config: Config) -> PostgresSettings:
         """The table of ``config`` (checked), with ``THATCH_DATABASE_URL`` for an empty dsn."""
         # Read from the file rather than config.table(): a config loaded
         # without the plugins' tables (as in tests and scripts) works too.
+        # Config.load has refused a password in the environment's URL.
         table = POSTGRES_TABLE.read(config.sections, config.paths.config_file)
-        dsn = table["dsn"] or environ.get(DATABASE_URL_VARIABLE, "")
-        return cls(dsn=dsn, schema=table["schema"])
+        return cls(dsn=table["dsn"] or config.database_url or "", schema=table["schema"])

@@ -28,12 +28,12 @@ from thatch.plugin import (
     WriteResult,
 )
 
-from thatch_postgres import text
+from thatch_postgres import listen, text
 from thatch_postgres.connect import CONNECT_TIMEOUT, open_pool, reporting
 from thatch_postgres.decisions import DecisionsMixin
 from thatch_postgres.migrations import LATEST, migrate, schema_version
 from thatch_postgres.prediction_log import PredictionLogMixin
-from thatch_postgres.vectors import Table, VectorCache, from_bytes, to_bytes
+from thatch_postgres.vectors import ModelVectors, Table, VectorCache, from_bytes, to_bytes
 
 if TYPE_CHECKING:
     from psycopg_pool import ConnectionPool
@@ -141,6 +141,8 @@ class PostgresStorage(DecisionsMixin, PredictionLogMixin):
             "prediction": VectorCache("predictions"),
         }
         self._cache_lock = threading.Lock()
+        # Started by the first search: a process that only writes never listens.
+        self._listener: listen.ChangeListener | None = None
         self._closed = False
         try:
             with self._connection("upgrade the schema") as conn:
@@ -162,6 +164,9 @@ class PostgresStorage(DecisionsMixin, PredictionLogMixin):
             self._cache.clear()
             for cache in self._decision_caches.values():
                 cache.clear()
+            listener, self._listener = self._listener, None
+        if listener is not None:
+            listen.release(listener)
         self._pool.close()
         self._closed = True
 
@@ -318,10 +323,9 @@ class PostgresStorage(DecisionsMixin, PredictionLogMixin):
         if not scope.stores or limit <= 0:
             return []
         vector = np.ascontiguousarray(query, dtype=np.float32)
-        with self._connection("search by meaning") as conn, self._cache_lock:
-            hits = self._cache.vectors(conn, model).search(
-                vector, scope.stores, scope.branch, limit
-            )
+        hits = self._vectors(self._cache, model, "search by meaning").search(
+            vector, scope.stores, scope.branch, limit
+        )
         found = [ScoredId(memory_id, score) for memory_id, score in hits]
         if include_archived:
             found.extend(self._archived_hits(vector, model, scope))
@@ -365,8 +369,7 @@ class PostgresStorage(DecisionsMixin, PredictionLogMixin):
         return {memory_id: from_bytes(blob) for memory_id, blob in rows}
 
     def store_matrix(self, store: str, model: str) -> tuple[list[int], Matrix]:
-        with self._connection("read vectors") as conn, self._cache_lock:
-            return self._cache.vectors(conn, model).store_matrix(store)
+        return self._vectors(self._cache, model, "read vectors").store_matrix(store)
 
     def reviewed_pairs(self, store: str) -> set[tuple[int, int]]:
         return set(self.review_verdicts(store))
@@ -384,6 +387,23 @@ class PostgresStorage(DecisionsMixin, PredictionLogMixin):
         return {model: int(count) for model, count in rows}
 
     # -- internals ---------------------------------------------------------
+    def _vectors(self, cache: VectorCache, model: str, action: str) -> ModelVectors:
+        """``model``'s vectors of ``cache``'s table, without a round trip when nothing was heard.
+
+        A copy is searched as it is until a change of its table is heard;
+        while the listener is not listening, each search checks the server.
+        """
+        with self._cache_lock:
+            if self._listener is None and not self._closed:
+                self._listener = listen.acquire(self.dsn, self.schema)
+            # Read before any query (see VectorCache.vectors).
+            epoch = self._listener.epoch(cache.table) if self._listener else None
+            held = cache.current(model, epoch)
+        if held is not None:
+            return held
+        with self._connection(action) as conn, self._cache_lock:
+            return cache.vectors(conn, model, epoch)
+
     @contextmanager
     def _connection(self, action: str) -> Iterator[Connection]:
         with reporting(action, self.dsn), self._pool.connection() as conn:
@@ -398,10 +418,16 @@ class PostgresStorage(DecisionsMixin, PredictionLogMixin):
         before any row of the table, that lock makes such writers take turns
         and can never close a deadlock with a row another writer holds.
         """
-        with self._connection(action) as conn, conn.transaction():
+        try:
+            with self._connection(action) as conn, conn.transaction():
+                if vectors is not None:
+                    conn.execute(_LOCK_GENERATION, (vectors,))
+                yield conn
+        finally:
+            # Committed or not, this process's next search checks the server:
+            # it must see its own write before the notification arrives.
             if vectors is not None:
-                conn.execute(_LOCK_GENERATION, (vectors,))
-            yield conn
+                listen.note_write(self.dsn, self.schema, vectors)
 
     def _rows(self, query: LiteralString, params: Sequence[Any] | dict[str, Any]) -> list[Any]:
         with self._connection("read") as conn:

@@ -180,28 +180,43 @@ class VectorCache:
     """Each model's :class:`ModelVectors` of one table, kept current with the server."""
 
     def __init__(self, table: Table) -> None:
+        self.table: Table = table
         self._queries = _QUERIES[table]
-        # Per model: its copy, and the table's generation it is known current at.
-        self._models: dict[str, tuple[int, ModelVectors]] = {}
+        # Per model: its copy, the table's generation it is known current at,
+        # and the count of heard changes (thatch_postgres.listen) it was
+        # checked at, None when it was checked while not listening.
+        self._models: dict[str, tuple[int, ModelVectors, int | None]] = {}
 
     def clear(self) -> None:
         self._models.clear()
 
-    def vectors(self, conn: Connection, model: str) -> ModelVectors:
-        """``model``'s vectors as the server has them now."""
+    def current(self, model: str, epoch: int | None) -> ModelVectors | None:
+        """``model``'s copy if no change was heard since it was checked (None: ask the server)."""
+        seen = self._models.get(model)
+        if epoch is None or seen is None or seen[2] != epoch:
+            return None
+        return seen[1]
+
+    def vectors(self, conn: Connection, model: str, epoch: int | None = None) -> ModelVectors:
+        """``model``'s vectors as the server has them now, noted as checked at ``epoch``.
+
+        ``epoch`` is read before this call: a change heard meanwhile moves
+        the count past it, so the next search checks again.
+        """
         # Read before the rows: rows read later are at least this current.
         row = conn.execute(self._queries.generation).fetchone()
         generation = int(row[0]) if row else -1
-        seen, cached = self._models.get(model, (None, None))
-        if cached is None:
+        seen = self._models.get(model)
+        if seen is None:
             current = self._load(conn, model)
-        elif seen == generation:
-            return cached
+        elif seen[0] == generation:
+            current = seen[1]
         else:
+            cached = seen[1]
             row = conn.execute(self._queries.freshness, (model,)).fetchone()
             unchanged = row is not None and (int(row[0]), int(row[1])) == cached.token
             current = cached if unchanged else self._catch_up(conn, model, cached)
-        self._models[model] = (generation, current)
+        self._models[model] = (generation, current, epoch)
         return current
 
     def _load(self, conn: Connection, model: str) -> ModelVectors:

@@ -1,0 +1,46 @@
+"""A test's own schema: handles on it, its rows read straight, waiting to hear a change."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import psycopg
+from pg_cluster import Server
+from thatch_postgres.storage import PostgresStorage
+from thatch_postgres.vectors import Table
+
+
+def query(server: Server, schema: str, sql: str) -> list[tuple[object, ...]]:
+    """Run ``sql`` in ``schema`` straight on the server; its rows, if it returns any."""
+    with psycopg.connect(server.dsn(), autocommit=True) as conn:
+        conn.execute(f"SET search_path TO {schema}")
+        cursor = conn.execute(sql)
+        return cursor.fetchall() if cursor.description else []
+
+
+#: Opens a handle on the test's schema (the ``open_handle`` fixture).
+Open = Callable[[], PostgresStorage]
+
+
+def heard_after(storage: PostgresStorage, table: Table) -> Callable[[], None]:
+    """A wait, to call after a change made elsewhere, until ``storage`` has heard of it.
+
+    Another machine's change reaches a warm cache by notification, a moment
+    after it commits; the wait fails after 2 s.
+    """
+    listener = storage._listener
+    assert listener is not None, "a search starts the listener"
+    deadline = time.monotonic() + 2.0
+    while not listener.listening:
+        assert time.monotonic() < deadline, "the listener never connected"
+        time.sleep(0.01)
+    before = listener.epoch(table)
+    assert before is not None
+
+    def wait() -> None:
+        while (listener.epoch(table) or before) <= before:
+            assert time.monotonic() < deadline, f"no change of {table} heard within 2 s"
+            time.sleep(0.005)
+
+    return wait
