@@ -810,3 +810,25 @@ def test_a_daemon_that_gives_way_to_another_starting_one_is_waited_for(
         for fd in held:
             lock.release(fd)
     assert harness.spooled() == []  # answered: the spooled copy was removed
+
+
+def test_the_cap_passing_after_the_run_while_the_stand_in_is_chosen_is_not_a_traceback(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first firing after a finished run only starts the grace; the hook still logs."""
+    exits: list[int] = []
+    monkeypatch.setattr(backstop, "_exit", exits.append)
+    real_stand_in = command._HookRun.stand_in
+
+    def alarm_then_stand_in(self: command._HookRun, stdout_fd: int) -> None:
+        self.backstop._on_alarm(signal.SIGALRM, None)  # as the timer fires at this instant
+        real_stand_in(self, stdout_fd)
+
+    monkeypatch.setattr(command._HookRun, "stand_in", alarm_then_stand_in)
+    harness.env["THATCH_HOOK_TIMEOUT_MS"] = "100"
+    harness.env[autostart.NO_AUTOSTART_VAR] = "1"
+    assert harness.run(HookArgs("buffer-tool")) == ""
+    assert len(harness.spooled()) == 1
+    (line,) = harness.log_lines()
+    assert "event spooled as" in line
+    assert exits == []

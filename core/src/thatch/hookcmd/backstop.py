@@ -50,6 +50,8 @@ class Backstop:
         self.keeping = False
         #: The cap passed while an event was being kept: raised by :meth:`end_keeping`.
         self.deferred = False
+        #: The first firing raises :class:`Deadline` (off once nothing is left to cut short).
+        self.raising = True
         self.grace = 0.05
         #: When the second firing ends the process (:func:`time.monotonic`).
         self.exit_at = 0.0
@@ -95,6 +97,15 @@ class Backstop:
             self.deferred = False
             raise Deadline
 
+    def stop_raising(self) -> None:
+        """The work the cap cuts short is over: the first firing only starts the grace.
+
+        What follows (a stand-in answer, the log line) must not be cut by a
+        :class:`Deadline` it has no handler for; if it hangs, the second
+        firing still ends the process.
+        """
+        self.raising = False
+
     def cancel(self) -> None:
         """Stop the timer and restore the previous ``SIGALRM`` handler."""
         if not self.armed:
@@ -113,7 +124,9 @@ class Backstop:
             if self.keeping:
                 self.deferred = True
                 return
-            raise Deadline
+            if self.raising:
+                raise Deadline
+            return
         # What followed the cap hung as well: say so, and leave with the status hooks promise.
         try:
             if self.last_words is not None:

@@ -72,15 +72,17 @@ def run_hook(
     started = time.monotonic()
     hook = _HookRun(args, os.environ if environ is None else environ)
     try:
-        hook.run(started, stdin_fd, stdout_fd)
-    except BaseException as exc:
-        # Deadline, KeyboardInterrupt, a bug: the event is kept all the same.
-        try:  # noqa: SIM105 (contextlib is not imported on the hot path)
+        try:
+            hook.run(started, stdin_fd, stdout_fd)
+        except BaseException as exc:
+            # Deadline, KeyboardInterrupt, a bug: the event is kept all the same.
             hook.abort(exc)
-        except BaseException:  # the cap passed while aborting: finish() still logs
-            pass
-    finally:
         hook.stand_in(stdout_fd)
+    except BaseException:
+        # The cap's one Deadline landed on the way into abort() (after another
+        # exception), or a second interruption came: finish() still logs.
+        pass
+    finally:
         # The cap may pass between run() and the timer being stopped. Deadline
         # is raised once only, so a second try finds the timer quiet.
         for _attempt in (1, 2):
@@ -128,7 +130,9 @@ class _HookRun:
     def run(self, started: float, stdin_fd: int, stdout_fd: int) -> None:
         """Read, spool, send, print; failures go to :meth:`fail`."""
         self._run(started, stdin_fd, stdout_fd)
-        # The alarm may still fire before finish() stops it; abort() then ignores it.
+        # From here the cap has nothing to cut short (see Backstop.stop_raising);
+        # a Deadline raised before this line lands in run_hook's handler.
+        self.backstop.stop_raising()
         self.finished = True
 
     def _run(self, started: float, stdin_fd: int, stdout_fd: int) -> None:
@@ -315,6 +319,7 @@ class _HookRun:
 
     def abort(self, exc: BaseException) -> None:
         """The run was cut short by ``exc``: keep the event if it was read."""
+        self.backstop.stop_raising()
         if self.finished:
             return
         if isinstance(exc, Deadline):
