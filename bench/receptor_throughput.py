@@ -12,7 +12,10 @@ parsing of its tool calls into actions (``thatch_receptor.actions.actions_of``,
 timed on its own over the same events), each signal source's ``read`` (timed
 by a wrapper around it inside the receptor), and the rest of ``feed``
 (history, accumulator, layers, pattern, the step). The wrappers cost a little
-time of their own, so the stage pass is slower than the timed rounds.
+time of their own, so the stage pass is slower than the timed rounds; and as
+a wrapper declares no ``speaks_on`` (``thatch_receptor.traits``), the stage
+pass calls every source on every event, where the timed rounds call a
+built-in source only on the events it can speak about.
 
 ``--command`` times the whole command instead, as a process:
 ``thatch receptor replay DIR --format mini-swe-agent --summary --json``

@@ -25,7 +25,7 @@ from bisect import bisect_left
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
-from thatch.plugin import AXES, WINDOW_SECONDS, delta_key
+from thatch.plugin import AXES, WINDOW_SECONDS, WINDOWS, delta_key
 
 if TYPE_CHECKING:
     from thatch.plugin import Axis, SignalReading, Window
@@ -82,7 +82,9 @@ class Accumulator:
         gap = gap if gap > 0.0 else 0.0
         dt = gap if gap < self._max_decay else self._max_decay
         self._last_at = at
-        values = list(map(operator.mul, self._values, self._decay(dt)))
+        # The cached factors first: a call to _decay only for a gap not seen yet.
+        decays = self._decays.get(dt) or self._decay(dt)
+        values = list(map(operator.mul, self._values, decays))
         # An axis without a reading keeps its decayed value (its impulse is 0).
         kept: dict[Axis, float] = {}
         gains = self._gains
@@ -141,14 +143,35 @@ class AxisTrail:
         return (self._sums[-1][index] - self._sums[start][index]) / (len(self._times) - start)
 
     def deltas(self) -> dict[str, float]:
-        """Each axis's change between windows, keyed by :func:`thatch.plugin.delta_key`."""
+        """Each axis's change between windows, keyed by :func:`thatch.plugin.delta_key`.
+
+        Each window's means are worked out once (one binary search, not one an
+        axis and pair), each as :meth:`mean` works it out.
+        """
+        means = {window: self._means(window) for window in WINDOWS}
         return {
-            delta_key(earlier, later, axis): self.mean(later, axis) - self.mean(earlier, axis)
-            for earlier, later in DELTA_PAIRS
-            for axis in AXES
+            key: means[later][index] - means[earlier][index]
+            for key, earlier, later, index in _DELTA_KEYS
         }
+
+    def _means(self, window: Window) -> list[float]:
+        """:meth:`mean` of every axis, in :data:`AXES` order."""
+        times = self._times
+        if not times:
+            return [0.0] * len(AXES)
+        reach = WINDOW_SECONDS[window]
+        start = 0 if reach is None else bisect_left(times, times[-1] - reach)
+        events = len(times) - start
+        first = self._sums[start]
+        return [(total - first[i]) / events for i, total in enumerate(self._sums[-1])]
 
 
 #: Each axis's place in :data:`AXES`.
 _INDEX: dict[str, int] = {axis: index for index, axis in enumerate(AXES)}
 _FLOW = _INDEX["flow"]
+#: Each delta's key, its two windows and its axis's place, in the order deltas are given.
+_DELTA_KEYS: tuple[tuple[str, Window, Window, int], ...] = tuple(
+    (delta_key(earlier, later, axis), earlier, later, _INDEX[axis])
+    for earlier, later in DELTA_PAIRS
+    for axis in AXES
+)

@@ -120,7 +120,7 @@ _NONE_FOUND = re.compile(r"^\s*No (files|matches|results)( found)?", re.IGNORECA
 #: The words that make a line telling (the first line holding one is the telling line).
 _TELLING_WORDS = ("Error", "Exception", "FAILED", "error:", "Traceback", "not found", "No such")
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.MULTILINE)
-_SHELL_WORD = re.compile(r'"([^"]*)"|\'([^\']*)\'|([^\s"\']+)')
+_SHELL_WORD = re.compile(r'"[^"]*"|\'[^\']*\'|[^\s"\']+')
 _PATH_WORD = re.compile(r"^[\w.~-]*(/[\w.@+-]+)+/?$|^[\w-]+\.[A-Za-z]{1,5}$")
 
 
@@ -215,14 +215,29 @@ def shell_kind(command: str) -> ActionKind:
     if program == "tee":
         return "edit"
     if program == "cat":
-        return "edit" if ">" in command and ">" in command.split() else "read"
+        return "edit" if _has_word(command, ">") else "read"
     if program == "sed":
-        words = command.split()
-        if any(w.startswith("-i") for w in words[1:]):
+        # A word is looked for only in a command that holds it at all: most hold one.
+        if "-i" in command and any(w.startswith("-i") for w in command.split()[1:]):
             return "edit"
-        if "-n" in words:
+        if "-n" in command and _has_word(command, "-n"):
             return "read"
     return _SHELL_KINDS.get(program, "run")
+
+
+def _has_word(text: str, word: str) -> bool:
+    """``word in text.split()``, without splitting a long text (a heredoc) into its words.
+
+    A word of the split is ``word`` exactly where ``word`` stands between white
+    space or the text's ends.
+    """
+    at = text.find(word)
+    while at >= 0:
+        end = at + len(word)
+        if (at == 0 or text[at - 1].isspace()) and (end == len(text) or text[end].isspace()):
+            return True
+        at = text.find(word, at + 1)
+    return False
 
 
 def exit_code(call: ToolCall) -> int | None:
@@ -386,10 +401,13 @@ def _shell_query(command: str) -> str | None:
 
 def _shell_words(command: str) -> list[str]:
     """The words of a command's first line, quotes off (a heredoc's body is not the command)."""
-    line = command.lstrip().split("\n", 1)[0]
+    command = command.lstrip()
+    end = command.find("\n")  # the first line, without copying the rest (a heredoc's body)
+    line = command if end < 0 else command[:end]
     if '"' not in line and "'" not in line:
         return line.split()  # what the pattern finds in a line without quotes, quicker
-    return ["".join(match) for match in _SHELL_WORD.findall(line)]
+    # A quoted word is the only kind that starts with a quote: take the quotes off.
+    return [word[1:-1] if word[0] in "\"'" else word for word in _SHELL_WORD.findall(line)]
 
 
 def _count_words(action: Action) -> str:
@@ -481,9 +499,14 @@ def _response_text(response: Any) -> str | None:
 
 def _mapping_text(response: Mapping[str, Any]) -> str | None:
     """A response object's output fields joined, else its inner ``response``'s text."""
-    text = "\n".join(
-        [part for key in _OUTPUT_KEYS if isinstance(part := response.get(key), str) and part]
-    )
+    # A loop rather than a comprehension, which is a call of its own: nearly every shell
+    # call's response comes this way.
+    parts = []
+    for key in _OUTPUT_KEYS:
+        part = response.get(key)
+        if isinstance(part, str) and part:
+            parts.append(part)
+    text = "\n".join(parts)
     return text or _response_text(response.get("response"))
 
 
@@ -517,11 +540,11 @@ def _text_count(text: str) -> int:
 
 def _content_lines(text: str) -> list[str]:
     """The non-empty lines of a text, stripped, without exit-code and output-tag lines."""
-    lines = [line.strip() for line in text.splitlines()]
+    lines = list(map(str.strip, text.splitlines()))  # in C, not a comprehension
     # Every line _EXIT_LINE matches holds one of these; most texts hold none.
     if "Exit code" in text or "output>" in text or "<returncode>" in text:
         # Every line _EXIT_LINE matches starts with "E" or "<": most are ruled out before it.
         return [
             line for line in lines if line and not (line[0] in "E<" and _EXIT_LINE.fullmatch(line))
         ]
-    return [line for line in lines if line]
+    return list(filter(None, lines))  # the non-empty ones

@@ -54,12 +54,16 @@ class KeyTally:
     Keys enter at the window's right end and leave at its left end, in the
     order they entered; each key keeps the positions of its entries, so that
     its count and its first place in the window are read without a pass.
+
+    The positions are lists, not deques: a key is in a window a few times, so
+    taking the first off a list moves a few items, while a new deque (one for
+    every key that enters) allocates a block of 64.
     """
 
     __slots__ = ("_next", "_positions", "total")
 
     def __init__(self) -> None:
-        self._positions: dict[str, deque[int]] = {}
+        self._positions: dict[str, list[int]] = {}
         self._next = 0
         #: How many keys the window holds, repeats included.
         self.total = 0
@@ -71,7 +75,7 @@ class KeyTally:
         for key in keys:
             found = positions.get(key)
             if found is None:
-                positions[key] = deque((at,))
+                positions[key] = [at]
             else:
                 found.append(at)
             at += 1
@@ -83,7 +87,7 @@ class KeyTally:
         positions = self._positions
         for key in keys:
             found = positions[key]
-            found.popleft()
+            del found[0]
             if not found:
                 del positions[key]
             self.total -= 1
@@ -318,6 +322,7 @@ class SessionHistory:
         self._window_paths: dict[Window, list[str]] = {}
         self._window_folders: dict[Window, list[str]] = {}
         self._window_lists = (self._window_actions, self._window_paths, self._window_folders)
+        self._windows_read = False
 
     def add(self, event: Event) -> float:
         """Place ``event`` as the current one and return its time."""
@@ -341,9 +346,10 @@ class SessionHistory:
         else:
             self._new_paths = ()
             folders = paths
-        for cached in self._window_lists:
-            if cached:
+        if self._windows_read:  # a source read a window's lists (few events): drop them
+            for cached in self._window_lists:
                 cached.clear()
+            self._windows_read = False
         self._times.append(at)
         self._events.append(event)
         self._actions.append(actions)
@@ -428,6 +434,7 @@ class SessionHistory:
                 action for actions in self._actions[self._start(window) :] for action in actions
             ]
             self._window_actions[window] = found
+            self._windows_read = True
         return found
 
     def paths(self, window: Window) -> Sequence[str]:
@@ -436,6 +443,7 @@ class SessionHistory:
         if found is None:
             found = self._tail(self._flat_paths, window)
             self._window_paths[window] = found
+            self._windows_read = True
         return found
 
     def folders(self, window: Window) -> Sequence[str]:
@@ -444,10 +452,13 @@ class SessionHistory:
         if found is None:
             found = self._tail(self._flat_folders, window)
             self._window_folders[window] = found
+            self._windows_read = True
         return found
 
     def size(self, window: Window) -> int:
         """How many events one window holds: ``len(window(window))`` without the list."""
+        if window == "short":  # what fatigue asks on every event, without the call
+            return len(self._events) - self._short_start
         return len(self._events) - self._start(window)
 
     def current_actions(self) -> tuple[Action, ...]:

@@ -45,39 +45,40 @@ B_AXES: tuple[Axis, ...] = ("frustration", "seeking", "uncertainty", "fatigue", 
 MetaState = Literal["deep_work", "stuck", "firing", "idle"]
 _NO_TARGETS: Mapping[Axis, float] = {}
 _NONE: frozenset[Axis] = frozenset()
+# Per-event loops over the axes are loops, not comprehensions: a comprehension is a call
+# of its own, which costs more than its five items.
 # _FAST_ZIP: the zips of one event's per-axis lists go without ``strict=True``: the
 # lists are of the layer's axes by construction, and the keyword costs a parse per call.
 
 
 class Hold:
-    """Fire-and-hold: over the threshold holds; ``release_after`` events under it release."""
+    """Fire-and-hold: over the threshold holds; ``release_after`` events under it release.
+
+    ``held`` and ``under`` are plain attributes, read as often as every layer
+    steps (a property would be a call each time); only :meth:`step` moves them.
+    """
+
+    __slots__ = ("_release_after", "held", "under")
 
     def __init__(self, release_after: int = 3) -> None:
         if release_after < 1:
             raise ValueError(f"release_after must be at least 1, got {release_after}")
         self._release_after = release_after
-        self._held = False
-        self._under = 0
-
-    @property
-    def held(self) -> bool:
-        return self._held
-
-    @property
-    def under(self) -> int:
-        """Consecutive events under the threshold while held."""
-        return self._under
+        #: Over the threshold, and not yet released.
+        self.held = False
+        #: Consecutive events under the threshold while held.
+        self.under = 0
 
     def step(self, over: bool) -> bool:
         """Advance by one event; True when this event fired (the hold began)."""
         if over:
-            fired = not self._held
-            self._held, self._under = True, 0
+            fired = not self.held
+            self.held, self.under = True, 0
             return fired
-        if self._held:
-            self._under += 1
-            if self._under >= self._release_after:
-                self._held, self._under = False, 0
+        if self.held:
+            self.under += 1
+            if self.under >= self._release_after:
+                self.held, self.under = False, 0
         return False
 
 
@@ -135,7 +136,8 @@ class AxisLayer:
         self._field = dict.fromkeys(self._axes, 0.0)
         self._fields = [0.0] * len(self._axes)
         self._holds = [Hold(release_after) for _ in self._axes]
-        self._held: frozenset[Axis] = frozenset()
+        #: The axes held after the last event (a plain attribute: read with every step).
+        self.held: frozenset[Axis] = frozenset()
         self._last_at: float | None = None
         #: The last gap between events and its ``alpha``: events mostly come a step apart.
         self._alpha: tuple[float, float] = (0.0, 0.0)
@@ -146,10 +148,6 @@ class AxisLayer:
     @property
     def axes(self) -> tuple[Axis, ...]:
         return self._axes
-
-    @property
-    def held(self) -> frozenset[Axis]:
-        return self._held
 
     def baseline(self, axis: Axis) -> float:
         """The axis's ambient: the moving average of its values so far."""
@@ -176,8 +174,9 @@ class AxisLayer:
         if found is None:
             low, high = self._baseline.bounds
             found = []
-            for ema, offset, field in zip(self._ema, self._offsets, self._fields):  # noqa: B905
-                threshold = ema + offset + field
+            # ema + offset + field, added in that order, in C
+            sums = map(operator.add, map(operator.add, self._ema, self._offsets), self._fields)
+            for threshold in sums:
                 # min(high, max(low, threshold)), without the two calls
                 threshold = threshold if threshold > low else low
                 found.append(threshold if threshold < high else high)
@@ -191,7 +190,7 @@ class AxisLayer:
     def step_values(self, at: float, current: list[float]) -> frozenset[Axis]:
         """:meth:`step`, with each axis's value in :attr:`axes` order (the list is kept)."""
         thresholds = self._current_thresholds()
-        if not self._held and not any(map(operator.gt, current, thresholds)):
+        if not self.held and not any(map(operator.gt, current, thresholds)):
             self._follow(at, current)  # nothing held, nothing over: no hold moves (most events)
             return _NONE
         fired: list[Axis] = []
@@ -199,11 +198,14 @@ class AxisLayer:
         for axis, hold, value, threshold in zip(  # noqa: B905 (_FAST_ZIP)
             self._axes, self._holds, current, thresholds
         ):
-            if hold.step(value > threshold):
+            over = value > threshold
+            if not over and not hold.held:
+                continue  # a hold neither held nor over: its step would change nothing
+            if hold.step(over):
                 fired.append(axis)
             if hold.held:
                 held.append(axis)
-        self._held = frozenset(held) if held else _NONE
+        self.held = frozenset(held) if held else _NONE
         self._follow(at, current)
         return frozenset(fired) if fired else _NONE
 
@@ -225,8 +227,10 @@ class AxisLayer:
             if dt != last_dt or not alpha:
                 alpha = 1.0 - math.exp(-dt / self._baseline.seconds)
                 self._alpha = (dt, alpha)
-            pairs = zip(self._ema, current)  # noqa: B905 (_FAST_ZIP)
-            self._ema = [ema + alpha * (value - ema) for ema, value in pairs]
+            moved = []
+            for ema, value in zip(self._ema, current):  # noqa: B905 (_FAST_ZIP)
+                moved.append(ema + alpha * (value - ema))
+            self._ema = moved
         self._thresholds = None
 
 
@@ -256,6 +260,8 @@ class MetaLayer:
         limit = self._policy.field_limit
         self._deep_work: dict[Axis, float] = dict.fromkeys(axes.axes, limit)
         self._stuck: dict[Axis, float] = {"frustration": -limit, "seeking": -limit}
+        #: Each state's targets for every axis (0 for one left out), by state.
+        self._settled: dict[MetaState | None, dict[Axis, float]] = {}
 
     @property
     def recent(self) -> tuple[MetaState, ...]:
@@ -271,6 +277,9 @@ class MetaLayer:
 
     def _majority(self) -> MetaState | None:
         """:meth:`state`, counted."""
+        memory, majority = self._policy.memory, self._policy.majority
+        if max(self._counts.values()) / memory < majority:
+            return None  # no state has enough events, tied or not
         top: MetaState | None = None
         count = tied = 0
         for state, seen in self._counts.items():
@@ -280,7 +289,7 @@ class MetaLayer:
                 tied = seen
         if top is None or tied == count:
             return None
-        return top if count / self._policy.memory >= self._policy.majority else None
+        return top if count / memory >= majority else None
 
     def step(self, in_flow: bool, fired: frozenset[Axis]) -> None:
         """Advance by one event: remember what A and B did, then move B's field one step."""
@@ -290,6 +299,12 @@ class MetaLayer:
         if state != "deep_work" and state != "stuck" and not any(fields.values()):
             return  # every field at rest, and none to head for (_targets: none): most events
         targets = self._targets(state)
+        settled = self._settled.get(state)
+        if settled is None:
+            settled = {axis: targets.get(axis, 0.0) for axis in self._axes.axes}
+            self._settled[state] = settled
+        if fields == settled:
+            return  # every field where it heads (deep work held a while): nothing moves
         policy = self._policy
         for axis in self._axes.axes:
             gap = targets.get(axis, 0.0) - fields[axis]

@@ -6,7 +6,9 @@ step it already made) and returns a :class:`Step`:
 
 1. the session's :class:`~thatch_receptor.history.SessionHistory` places the
    event in time (``step_seconds`` after the last one when it has no time);
-2. every signal source reads it (a source that raises is logged and skipped);
+2. every signal source reads it (a source that raises is logged and skipped;
+   one that declares it cannot speak on the event's traits is not called,
+   :mod:`thatch_receptor.traits`);
 3. the :class:`~thatch_receptor.accumulator.Accumulator` turns the readings
    into axis values (impulses with per-axis half-lives);
 4. the neuron triangle (:mod:`thatch_receptor.layers`) advances: A on flow,
@@ -35,6 +37,7 @@ from thatch_receptor.history import DEFAULT_MAX_EVENTS, DEFAULT_STEP_SECONDS, Se
 from thatch_receptor.layers import B_AXES, AxisLayer, Baseline, FlowLayer, MetaLayer, MetaPolicy
 from thatch_receptor.patterns import pattern_of_tally
 from thatch_receptor.signals import builtin_sources
+from thatch_receptor.traits import declared_traits, traits_of
 
 if TYPE_CHECKING:
     from thatch.plugin import Axis, Event, SignalReading, SignalSource
@@ -144,6 +147,9 @@ class Receptor:
         """``sources``: the signal sources (default: the built-in ones, without embeddings)."""
         self._sources = tuple(builtin_sources() if sources is None else sources)
         _check_unique(self._sources)
+        self._gates = tuple((source, declared_traits(source)) for source in self._sources)
+        #: The sources that can speak on an event, by its traits (a few combinations recur).
+        self._speaking: dict[int, tuple[SignalSource, ...]] = {}
         self._settings = settings or Settings()
         self._sessions: dict[str, _Session] = {}
 
@@ -224,9 +230,19 @@ class Receptor:
         return session.last
 
     def _read(self, event: Event, history: SessionHistory) -> tuple[SignalReading, ...]:
-        """Every source's readings; a source that raises is logged and left out."""
+        """Every source's readings; a source that raises is logged and left out.
+
+        A source that declares when it can speak (:mod:`thatch_receptor.traits`)
+        and cannot on this event is not called: its answer would be nothing.
+        """
         readings: list[SignalReading] = []
-        for source in self._sources:
+        found_traits = traits_of(history.current)
+        speaking = self._speaking.get(found_traits)
+        if speaking is None:
+            speaking = self._speaking[found_traits] = tuple(
+                source for source, gate in self._gates if gate is None or gate & found_traits
+            )
+        for source in speaking:
             try:
                 found = source.read(event, history)
                 if type(found) is list and not found:

@@ -6,7 +6,10 @@ it points at an axis (0 to 1). A reading is an impulse: the receptor adds it
 to the axis, which decays between events (:mod:`thatch_receptor.receptor`),
 so a source speaks when the current event adds evidence and stays silent
 otherwise. Sources are free of side effects and read at most the medium
-window, so each read takes microseconds. Each ``read`` returns a list (most
+window, so each read takes microseconds. Each declares, as ``speaks_on``, the
+event traits (:mod:`thatch_receptor.traits`) without which its ``read``
+returns nothing, so that the receptor calls it only on the events it can
+speak about (``fatigue`` speaks on every one). Each ``read`` returns a list (most
 often empty): a generator would cost more than most reads.
 
 ========================  ============  =================================================
@@ -43,11 +46,12 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 import attrs
 from thatch.plugin import SignalReading
 
+from thatch_receptor import traits
 from thatch_receptor.actions import Action, actions_of
 from thatch_receptor.history import (
     KeyTally,
@@ -158,6 +162,7 @@ def overlap(a: frozenset[str], b: frozenset[str]) -> float:
 class EditRunFailures:
     """Frustration: failing runs, stronger when edits and runs alternate with failures."""
 
+    speaks_on: ClassVar[int] = traits.FAILED_RUN
     name: str = "edit-run-failures"
     #: A failing run on its own.
     single: float = 0.2
@@ -183,6 +188,7 @@ class EditRunFailures:
 class RephrasedSearch:
     """Frustration: the same concept searched again in other words."""
 
+    speaks_on: ClassVar[int] = traits.SEARCH
     embed: Embed | None = None
     name: str = "rephrased-search"
     #: Cosine at or above which two queries mean the same (with ``embed``).
@@ -233,6 +239,7 @@ class RephrasedSearch:
 class EmptySearch:
     """Seeking: a recall or a search that found nothing, the strongest gap signal."""
 
+    speaks_on: ClassVar[int] = traits.EMPTY_RESULT
     name: str = "empty-search"
     recall: float = 0.8
     search: float = 0.4
@@ -254,6 +261,7 @@ class EmptySearch:
 class SearchDiversity:
     """Uncertainty: the short window's searches wander (share few words) rather than converge."""
 
+    speaks_on: ClassVar[int] = traits.SEARCH
     name: str = "search-diversity"
     #: Searches in the short window before diversity says anything.
     minimum: int = 3
@@ -330,6 +338,7 @@ class Fatigue:
 class ImplementationChain:
     """Flow: an unbroken run of successful actions that edits and passes its runs."""
 
+    speaks_on: ClassVar[int] = traits.CLEAN
     name: str = "implementation-chain"
     #: The reading of a chain that holds an edit and a passing run ...
     start: float = 0.3
@@ -359,6 +368,7 @@ class ImplementationChain:
 class Delegation:
     """Isolation: work handed to sub-agents, as a share of the short window's actions."""
 
+    speaks_on: ClassVar[int] = traits.DELEGATION
     name: str = "delegation"
 
     def read(self, event: Event, history: EventHistory) -> list[SignalReading]:
@@ -374,6 +384,7 @@ class Delegation:
 class PathHeatmap:
     """Where the agent works: hot-folder shifts, unknown paths, scattered names, convergence."""
 
+    speaks_on: ClassVar[int] = traits.PATHS
     name: str = "path-heatmap"
     #: Path accesses the medium window needs before its hot folder means anything.
     settled: int = 8
@@ -406,7 +417,7 @@ class PathHeatmap:
             *self._scattered(paths, short, history),
             self._converging(paths, short),
         ]
-        return [reading for reading in found if reading is not None]
+        return list(filter(None, found))  # the readings, not the Nones, without a comprehension
 
     def _shift(
         self, paths: Sequence[str], short: WindowTally, history: EventHistory
@@ -450,9 +461,10 @@ class PathHeatmap:
     ) -> list[SignalReading]:
         """Frustration when one file name turns up under different folders in the short window."""
         names = short.names
-        scattered = {
-            name for name in map(file_name, paths) if "." in name and len(names.get(name, ())) >= 3
-        }
+        scattered = set()  # a loop, not a comprehension: this runs on most events
+        for name in map(file_name, paths):
+            if "." in name and len(names.get(name, ())) >= 3:
+                scattered.add(name)
         if not scattered:
             return []
         # Each name in the order the window first touched one of its paths.
