@@ -18,20 +18,26 @@ Prints recall@1, recall@5 and MRR per mode, split by query kind, then the same
 metrics for fusion variants computed from the raw scored lists of each query:
 reciprocal-rank fusion (recall's fusion before), score fusion with fixed or
 query-dependent words weights, min-max or z-score scaling, candidate depth,
-stop words, and a newer-first preference for near-identical memories. Each
-variant's "short" columns give the most queries' worth it falls below the
-better of vector and words on any query kind. The variant that calls
-:func:`thatch.memory.fusion.fuse` as recall does must reproduce the hybrid
-mode exactly; the script checks that.
+stop words, a newer-first preference for near-identical memories, and recall's
+rules changed one at a time (starting weights, lean strength, places kept for
+a list's first hits, a verbatim-token boost, rank ties). Each variant's
+"short" columns give the most queries' worth it falls below the better of
+vector and words on any query kind, with the noise of that shortfall. The
+variant that calls :func:`thatch.memory.fusion.fuse` as recall does must
+reproduce the hybrid mode exactly; a live run checks that (a run from
+``--cache`` re-ranks the cached lists with the current fusion instead).
 
     uv run python bench/recall_quality.py
+    uv run python bench/recall_quality.py --cache /tmp/recall.pickle  # again: seconds
 """
 
 from __future__ import annotations
 
 import argparse
 import itertools
+import pickle
 import re
+import statistics
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -459,6 +465,130 @@ def pair_reranked(weight: float, texts: dict[int, str]) -> Ranker:
     return rank
 
 
+#: Recall's code-like test before a hyphen between lower-case words became prose.
+_CODE_BEFORE = re.compile(r"\w[_./:\-]\w|[a-z][A-Z]|\d|[`\"]")
+#: A query token recall's code test calls code-like, for the verbatim test.
+_CODE_TOKEN = re.compile(r"`([^`]+)`|\"([^\"]+)\"|(\S*(?:\w[_./:\-]\w|[a-z][A-Z]|\d)\S*)")
+
+
+def code_tokens(query: str) -> list[str]:
+    """The code-like tokens of ``query``, case-folded: quoted text, words with marks of code."""
+    found = []
+    for quoted, double, bare in _CODE_TOKEN.findall(query):
+        token = (quoted or double or bare).strip(".,;:?!()[]{}'").casefold()
+        if token:
+            found.append(token)
+    return found
+
+
+def tuned(
+    code: float = fusion.CODE_WORDS_WEIGHT,
+    prose: float = fusion.PROSE_WORDS_WEIGHT,
+    *,
+    pattern: re.Pattern[str] | None = None,
+    power: float = 1.0,
+    reserve: int = 0,
+    reserve_peak: float = 0.0,
+    reserve_lists: str = "both",
+    within: int = 5,
+    reserve_agreed: bool = False,
+    agreed_first: bool = False,
+    agreed_rescale: bool = False,
+    verbatim: float = 0.0,
+    texts: dict[int, str] | None = None,
+    rank_ties: bool = False,
+) -> Ranker:
+    """Recall's score fusion with one or more of its rules changed.
+
+    ``code`` / ``prose`` are the starting words weights, ``pattern`` the
+    code-like test (recall's when None; recall's runner-up rule is
+    ``reserve=2, reserve_lists="words", reserve_agreed=True``); ``power`` raises both peaks before
+    the lean (2 leans harder towards the clearer one). ``reserve`` keeps each
+    list's first ``reserve`` hits within the first ``within`` fused places
+    when that list's peak is at least ``reserve_peak`` (``reserve_lists``:
+    "both", "words" or "vector"), or, with ``reserve_agreed``, when both lists
+    have the same first hit. ``agreed_first`` puts a
+    memory first in both lists first and fuses the rest again without it, so
+    its towering score does not squash the others; ``agreed_rescale`` does the
+    same but keeps the weight of the whole lists. ``verbatim`` adds that much
+    to a candidate whose text holds a code-like token of the query as it is
+    (the candidate texts would be one more storage read). ``rank_ties`` breaks
+    ties by the better of the two ranks rather than by cosine.
+    """
+
+    def weight_of(
+        one: Lists, vector: Sequence[tuple[int, float]], words: Sequence[tuple[int, float]]
+    ) -> float:
+        if pattern is None:
+            code_like = fusion.words_weight(one.query) == fusion.CODE_WORDS_WEIGHT
+        else:
+            code_like = bool(pattern.search(one.query))
+        base = code if code_like else prose
+        vector_peak = fusion.peak([s for _, s in vector]) ** power
+        words_peak = fusion.peak([s for _, s in words], floor=0.0) ** power
+        return fusion.leaning_weight(base, vector_peak, words_peak)
+
+    def scored(
+        one: Lists,
+        vector: Sequence[tuple[int, float]],
+        words: Sequence[tuple[int, float]],
+        weight: float | None = None,
+    ) -> list[int]:
+        ids = [
+            i
+            for i in dict.fromkeys([i for i, _ in vector] + [i for i, _ in words])
+            if i in one.cosine
+        ]
+        if not ids:
+            return []
+        weight = weight_of(one, vector, words) if weight is None else weight
+        bm25 = dict(words)
+        meaning = scaled([one.cosine[i] for i in ids], z=False, share=False)
+        text = scaled([bm25.get(i, 0.0) for i in ids], z=False, share=True)
+        score = {
+            i: (1 - weight) * m + weight * t for i, m, t in zip(ids, meaning, text, strict=True)
+        }
+        if verbatim and texts is not None:
+            tokens = code_tokens(one.query)
+            for i in ids:
+                if tokens and any(t in texts[i].casefold() for t in tokens):
+                    score[i] += verbatim
+        ranks = {i: r for r, (i, _) in enumerate(vector, 1)}
+        for r, (i, _) in enumerate(words, 1):
+            ranks[i] = min(ranks.get(i, r), r)
+        if rank_ties:
+            return sorted(ids, key=lambda i: (-round(score[i], 3), ranks[i], -one.cosine[i]))
+        return sorted(ids, key=lambda i: (-score[i], -one.cosine[i]))
+
+    def rank(one: Lists, depth: int) -> list[int]:
+        vector, words = one.vector[:depth], one.words[:depth]
+        if (agreed_first or agreed_rescale) and vector and words and vector[0][0] == words[0][0]:
+            top = vector[0][0]
+            kept = weight_of(one, vector, words) if agreed_rescale else None
+            rest = scored(one, vector[1:], words[1:], kept)
+            ranked = [top, *[i for i in rest if i != top]]
+        else:
+            ranked = scored(one, vector, words)
+        agreed = bool(vector and words and vector[0][0] == words[0][0])
+        if reserve and (agreed or not reserve_agreed):
+            for name, hits, floor in (("vector", vector, None), ("words", words, 0.0)):
+                if reserve_lists not in ("both", name):
+                    continue
+                if (
+                    not reserve_agreed
+                    and fusion.peak([s for _, s in hits], floor=floor) < reserve_peak
+                ):
+                    continue
+                for n, (memory_id, _) in enumerate(hits[:reserve]):
+                    place = within - reserve + n
+                    if memory_id in ranked and ranked.index(memory_id) > place:
+                        ranked.remove(memory_id)
+                        ranked.insert(place, memory_id)
+        return ranked
+
+    return rank
+
+
 def variants(
     created: dict[int, tuple[datetime, int]], texts: dict[int, str]
 ) -> list[tuple[str, Ranker]]:
@@ -492,7 +622,99 @@ def variants(
             time_cued(other_words(shaped, "pairs"), created, 0.4),
         ),
         ("shape + lean, pair re-rank 0.2", pair_reranked(0.2, texts)),
+        # Recall's fusion before its last change, then one rule changed at a time.
+        ("before: hyphen code, no runner-up", tuned(pattern=_CODE_BEFORE)),
+        *((f"before, code weight {w:g}", tuned(w, pattern=_CODE_BEFORE)) for w in (0.8, 0.85, 0.9)),
+        *(
+            (f"before, prose weight {w:g}", tuned(prose=w, pattern=_CODE_BEFORE))
+            for w in (0.25, 0.35)
+        ),
+        *((f"before, lean power {p:g}", tuned(pattern=_CODE_BEFORE, power=p)) for p in (2.0, 0.5)),
+        ("before, agreed top first", tuned(pattern=_CODE_BEFORE, agreed_first=True)),
+        ("before, agreed top, rescale rest", tuned(pattern=_CODE_BEFORE, agreed_rescale=True)),
+        ("hyphen prose, agreed top, rescale rest", tuned(agreed_rescale=True)),
+        *(
+            (f"before, verbatim +{v:g}", tuned(pattern=_CODE_BEFORE, verbatim=v, texts=texts))
+            for v in (0.2, 0.5)
+        ),
+        ("before, rank ties", tuned(pattern=_CODE_BEFORE, rank_ties=True)),
+        ("before, reserve both top-1", tuned(pattern=_CODE_BEFORE, reserve=1)),
+        (
+            "before, reserve both top-1, peak 2.5",
+            tuned(pattern=_CODE_BEFORE, reserve=1, reserve_peak=2.5),
+        ),
+        *(
+            (
+                f"before, reserve {lists} top-{n}, peak {p:g}",
+                tuned(pattern=_CODE_BEFORE, reserve=n, reserve_peak=p, reserve_lists=lists),
+            )
+            for lists in ("both", "words")
+            for n in (2, 3)
+            for p in (0.0, 2.0, 2.5, 2.8)
+        ),
+        *(
+            (
+                f"before, words top-2 in {w}, peak 2.5",
+                tuned(
+                    pattern=_CODE_BEFORE,
+                    reserve=2,
+                    reserve_peak=2.5,
+                    reserve_lists="words",
+                    within=w,
+                ),
+            )
+            for w in (3, 4)
+        ),
+        *(
+            (
+                f"before, {lists} top-{n} in {w} if agreed",
+                tuned(
+                    pattern=_CODE_BEFORE,
+                    reserve=n,
+                    reserve_lists=lists,
+                    reserve_agreed=True,
+                    within=w,
+                ),
+            )
+            for lists, n, w in (("words", 2, 5), ("words", 3, 5), ("words", 2, 4), ("both", 2, 5))
+        ),
+        # The hyphen rule recall has now, alone and with the others.
+        ("hyphen prose, no runner-up", tuned()),
+        *((f"hyphen prose, code weight {w:g}", tuned(w)) for w in (0.8, 0.9)),
+        (
+            "hyphen prose, words top-2, peak 2.5",
+            tuned(reserve=2, reserve_peak=2.5, reserve_lists="words"),
+        ),
+        (
+            "hyphen prose, words top-2 if agreed",
+            tuned(reserve=2, reserve_lists="words", reserve_agreed=True),
+        ),
+        *(
+            (
+                f"recall + {name}",
+                tuned(
+                    w, prose=p, power=power, reserve=2, reserve_lists="words", reserve_agreed=True
+                ),
+            )
+            for name, w, p, power in (
+                ("lean power 2", 0.7, 0.3, 2.0),
+                ("prose weight 0.25", 0.7, 0.25, 1.0),
+                ("code weight 0.8", 0.8, 0.3, 1.0),
+            )
+        ),
     ]
+
+
+def fusion_microseconds(lists: Sequence[Lists], limit: int, rounds: int = 5) -> float:
+    """Median time of one :func:`recall_fusion` call (recall's fusing), in microseconds."""
+    depth = candidate_depth(limit)
+    times = []
+    for _ in range(rounds):
+        for one in lists:
+            started = time.perf_counter()
+            recall_fusion(one, depth)
+            times.append(time.perf_counter() - started)
+    return statistics.median(times) * 1e6
 
 
 def variant_rankings(
@@ -509,19 +731,32 @@ def shortfall(
     parts: dict[str, list[list[str]]],
     limit: int,
     kinds: Sequence[str],
-) -> tuple[float, float]:
+) -> tuple[float, float, float]:
     """The most queries' worth a ranking falls below the better single list of any kind.
 
     Returns (recall@limit, MRR) shortfalls: the largest gap to
-    max(vector, words), times the number of queries of that kind.
+    max(vector, words), times the number of queries of that kind; then the
+    noise of the recall shortfall of that kind: two standard errors of the
+    paired per-query difference, 2 x sqrt(sum of squared differences), which
+    for one relevant memory a query is 2 x sqrt(queries the two disagree on).
     """
-    worst_recall = worst_mrr = 0.0
+    worst_recall = worst_mrr = noise = 0.0
     for kind in kinds:
         m = evaluate(queries, rankings, limit, kind)
-        parts_m = [evaluate(queries, parts[mode], limit, kind) for mode in ("vector", "words")]
-        worst_recall = max(worst_recall, (max(p.recall_k for p in parts_m) - m.recall_k) * m.count)
-        worst_mrr = max(worst_mrr, (max(p.mrr for p in parts_m) - m.mrr) * m.count)
-    return worst_recall, worst_mrr
+        parts_m = {
+            mode: evaluate(queries, parts[mode], limit, kind) for mode in ("vector", "words")
+        }
+        better = max(parts_m, key=lambda mode: parts_m[mode].recall_k)
+        gap = (parts_m[better].recall_k - m.recall_k) * m.count
+        if gap > worst_recall:
+            differences = [
+                score(theirs, q.relevant, limit)[1] - score(ours, q.relevant, limit)[1]
+                for q, ours, theirs in zip(queries, rankings, parts[better], strict=True)
+                if q.kind == kind
+            ]
+            worst_recall, noise = gap, 2 * sum(d * d for d in differences) ** 0.5
+        worst_mrr = max(worst_mrr, (max(p.mrr for p in parts_m.values()) - m.mrr) * m.count)
+    return worst_recall, worst_mrr, noise
 
 
 def print_variants(
@@ -539,6 +774,7 @@ def print_variants(
     columns = "".join(f"| {kind[:10] + ' ' + rk:>14} {'MRR':>5} " for kind in kinds)
     print(
         f"{'variant':<34} | {'R@1':>5} {rk:>5} {'MRR':>5} {columns}| {'short ' + rk:>8} {'MRR':>5}"
+        f" {'noise':>5}"
     )
     print("-" * (72 + 23 * len(kinds)))
     rows = [("vector only", parts["vector"]), ("words only", parts["words"])]
@@ -553,14 +789,17 @@ def print_variants(
             f"{evaluate(queries, rankings, limit, kind).mrr:>5.3f} "
             for kind in kinds
         )
-        short_recall, short_mrr = shortfall(queries, rankings, parts, limit, kinds)
+        short_recall, short_mrr, noise = shortfall(queries, rankings, parts, limit, kinds)
+        flag = "!" if short_recall > noise else ""
         print(
             f"{name:<34} | {m.recall_1:5.3f} {m.recall_k:5.3f} {m.mrr:5.3f} {per_kind}"
-            f"| {short_recall:>8.1f} {short_mrr:>5.1f}"
+            f"| {short_recall:>8.1f} {short_mrr:>5.1f} {noise:>5.1f}{flag}"
         )
+    print(f"recall's fusion: {fusion_microseconds(lists, limit):.0f} us a query (median)")
     print(
         "short: the most queries' worth (gap x queries of that kind) a variant is below the "
-        "better of vector and words on any kind"
+        "better of vector and words on any kind;\nnoise: 2 standard errors of that recall "
+        "shortfall, paired per query (2 x sqrt(queries the two disagree on)); ! beyond it"
     )
 
 
@@ -662,6 +901,43 @@ def print_misses(
             print(f"  [{q.kind}] {q.text!r} -> {marks}")
 
 
+@dataclass(frozen=True)
+class Run:
+    """What the variant table needs of one live run, kept by ``--cache`` to re-rank without it."""
+
+    key: tuple[object, ...]
+    queries: list[Query]
+    rankings: dict[str, list[list[str]]]
+    lists: list[Lists]
+    labels: dict[int, str]
+    created: dict[int, tuple[datetime, int]]
+    texts: dict[int, str]
+
+
+def load_run(path: Path | None, key: tuple[object, ...]) -> Run | None:
+    """The run pickled at ``path`` for the same data, limit and distractors, if there is one."""
+    if path is None or not path.exists():
+        return None
+    with path.open("rb") as file:
+        run = pickle.load(file)  # a file this script wrote, trusted as such
+    return run if isinstance(run, Run) and run.key == key else None
+
+
+def print_cached(run: Run, limit: int) -> None:
+    """The mode and variant tables from a cached run, hybrid re-ranked by the current fusion.
+
+    The cached hybrid column came from the recall of the run that wrote the
+    cache; ranking it again with :func:`recall_fusion` shows the fusion as it
+    is now, which a live run checks against recall itself.
+    """
+    hybrid = variant_rankings(run.lists, run.labels, recall_fusion, limit)
+    rankings = {**run.rankings, "hybrid": hybrid}
+    print(f"cached run: {len(run.queries)} queries; hybrid = the current fusion on cached lists\n")
+    print_modes(run.queries, rankings, limit)
+    print("\nFusion variants of hybrid recall:")
+    print_variants(run.queries, run.lists, run.labels, rankings, limit, run.created, run.texts)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the evaluation and print the tables."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -674,8 +950,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=0,
         help="also save this many generated off-topic memories, spread over the stores",
     )
+    parser.add_argument(
+        "--cache",
+        type=Path,
+        help="pickle the raw lists of each query here; when the file holds a run of the same "
+        "data, limit and distractors, print only the mode and variant tables from it "
+        "(seconds instead of minutes)",
+    )
     args = parser.parse_args(argv)
 
+    # The data files' sizes and times too, so that a rewritten set is run again.
+    files = [args.data / name for name in ("memories.jsonl", "queries.jsonl")]
+    stamps = tuple((f.stat().st_size, f.stat().st_mtime_ns) for f in files)
+    key = (str(args.data.resolve()), stamps, args.limit, args.distractors)
+    cached = load_run(args.cache, key)
+    if cached is not None:
+        print_cached(cached, args.limit)
+        return 0
     every_query = load_queries(args.data / "queries.jsonl")
     queries = [q for q in every_query if q.relevant]
     no_answer = [q for q in every_query if not q.relevant]
@@ -718,6 +1009,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise SystemExit("the recall fusion variant does not reproduce hybrid recall")
         print("\nFusion variants of hybrid recall:")
         print_variants(queries, lists, labels, rankings, args.limit, created, texts)
+        if args.cache is not None:
+            with args.cache.open("wb") as file:
+                pickle.dump(Run(key, queries, rankings, lists, labels, created, texts), file)
         print_min_cosine(th, queries, no_answer, labels, args.limit)
         if args.misses:
             print()

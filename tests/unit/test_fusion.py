@@ -4,6 +4,7 @@ import pytest
 from thatch.memory.fusion import (
     CODE_WORDS_WEIGHT,
     PROSE_WORDS_WEIGHT,
+    RUNNER_UP_PLACE,
     fuse,
     leaning_weight,
     peak,
@@ -102,3 +103,49 @@ def test_leaning_weight_moves_towards_the_clearer_peak() -> None:
     assert leaning_weight(0.3, vector_peak=0.0, words_peak=0.0) == 0.3
     assert leaning_weight(0.0, vector_peak=1.0, words_peak=3.0) == 0.0
     assert leaning_weight(1.0, vector_peak=3.0, words_peak=1.0) == 1.0
+
+
+@pytest.mark.parametrize("query", ["who is on-call for meter?", "the end-to-end checks"])
+def test_a_hyphen_between_lower_case_words_is_prose(query: str) -> None:
+    assert words_weight(query) == PROSE_WORDS_WEIGHT
+
+
+@pytest.mark.parametrize("query", ["X-Request-Id header", "the BIL-X ticket"])
+def test_a_hyphen_beside_a_capital_is_code(query: str) -> None:
+    assert words_weight(query) == CODE_WORDS_WEIGHT
+
+
+def _agreeing_lists() -> tuple[list[tuple[int, float]], list[tuple[int, float]], dict[int, float]]:
+    # Memory 1 introduces the subject: first in both lists, its bm25 towering.
+    # Memory 9 holds the words asked for (second by words) but is far in meaning.
+    meaning = [(1, 0.60), (2, 0.50), (3, 0.49), (4, 0.48), (5, 0.47), (6, 0.46)]
+    words = [(1, 35.0), (9, 9.0), (7, 8.5), (8, 8.0)]
+    cosine = {**dict(meaning), 7: 0.2, 8: 0.2, 9: 0.25}
+    return meaning, words, cosine
+
+
+def test_words_runner_up_keeps_a_place_when_both_lists_agree_on_the_first() -> None:
+    meaning, words, cosine = _agreeing_lists()
+    fused = fuse(meaning, words, cosine, words_weight=PROSE_WORDS_WEIGHT)
+    ids = [item.id for item in fused]
+    assert ids[0] == 1
+    assert ids.index(9) == RUNNER_UP_PLACE - 1
+    # Moved up, it keeps its own score; everything else stays in score order.
+    rest = [item.score for item in fused if item.id != 9]
+    assert rest == sorted(rest, reverse=True)
+    assert fused[RUNNER_UP_PLACE - 1].score < fused[RUNNER_UP_PLACE].score
+
+
+def test_words_runner_up_is_not_moved_when_the_lists_disagree() -> None:
+    meaning, words, cosine = _agreeing_lists()
+    words = [(9, 35.0), (1, 9.0), (7, 8.5), (8, 8.0)]
+    fused = fuse(meaning, words, cosine, words_weight=PROSE_WORDS_WEIGHT)
+    scores = [item.score for item in fused]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_words_runner_up_already_high_stays_where_it_is() -> None:
+    meaning = [(1, 0.9), (2, 0.5), (3, 0.4)]
+    words = [(1, 8.0), (2, 7.0)]
+    fused = fuse(meaning, words, dict(meaning), words_weight=PROSE_WORDS_WEIGHT)
+    assert [item.id for item in fused] == [1, 2, 3]

@@ -7,7 +7,9 @@ query (code-like tokens trust the words more) and then leans towards the
 ranker whose best score stands further above its runners-up: an exact
 identifier match towers over the rest of the words list, while a paraphrase
 gives the words list no clear winner. A memory first in both lists scores
-1.0. See bench/recall_quality.py for how the weights were chosen.
+1.0, and then the words list's runner-up keeps a place in the first
+RUNNER_UP_PLACE (see :func:`fuse`). See bench/recall_quality.py for how the
+weights and rules were chosen.
 """
 
 from __future__ import annotations
@@ -23,13 +25,17 @@ CODE_WORDS_WEIGHT = 0.7
 PROSE_WORDS_WEIGHT = 0.3
 #: How many of a list's best scores its peak is measured against.
 PEAK_DEPTH = 10
+#: When both lists put the same memory first, the words list's second hit is
+#: placed no lower than this (1-based), whatever its fused score.
+RUNNER_UP_PLACE = 5
 
-# A word joined to another by "_", ".", "-", "/" or ":" (snake_case,
-# dotted.keys, BIL-9086, paths, host:port), a lower-to-upper case change
-# (camelCase, ValueError), a digit, a backtick or a double quote: the marks of
-# identifiers and pasted errors, which the words search matches exactly and
-# the embedding blurs.
-_CODE = re.compile(r"\w[_./:\-]\w|[a-z][A-Z]|\d|[`\"]")
+# A word joined to another by "_", ".", "/" or ":" (snake_case, dotted.keys,
+# paths, host:port), a hyphen beside a capital (BIL-9086, X-Request-Id), a
+# lower-to-upper case change (camelCase, ValueError), a digit, a backtick or a
+# double quote: the marks of identifiers and pasted errors, which the words
+# search matches exactly and the embedding blurs. A hyphen between lower-case
+# words ("on-call", "pre-production") is prose.
+_CODE = re.compile(r"\w[_./:]\w|[A-Z]-\w|\w-[A-Z]|[a-z][A-Z]|\d|[`\"]")
 
 
 @attrs.frozen
@@ -45,8 +51,8 @@ class Fused:
 def words_weight(query: str) -> float:
     """The starting weight of the words list for ``query``.
 
-    >>> words_weight("BIL-9086"), words_weight("who owns payouts")
-    (0.7, 0.3)
+    >>> words_weight("BIL-9086"), words_weight("who owns payouts"), words_weight("on-call")
+    (0.7, 0.3, 0.3)
     """
     return CODE_WORDS_WEIGHT if _CODE.search(query) else PROSE_WORDS_WEIGHT
 
@@ -88,6 +94,18 @@ def fuse(
     others are left out. ``words_weight`` is the starting weight (see
     :func:`words_weight`): 0 ranks by meaning alone, 1 by words alone. Ties go
     to the higher cosine.
+
+    One rule overrides the scores: when both lists have the same first
+    memory, the words list's second is moved up to RUNNER_UP_PLACE if it
+    ranks lower. That shared first memory (often the one that introduces the
+    subject) towers over the rest of the words list, so every other bm25
+    becomes a small share of it while min-max keeps the meaning runners-up
+    near 1; without the rule the second words hit, often the one holding the
+    words asked for ("the retry limit of ..." against ``push.order.retry_limit``),
+    loses every remaining place to memories that are merely about the same
+    subject. The moved item keeps its own score. The rule does not depend on
+    how many results are asked for, so a shorter ranking is a prefix of a
+    longer one.
     """
     candidates = [
         memory_id
@@ -118,4 +136,13 @@ def fuse(
         for memory_id in candidates
     ]
     fused.sort(key=lambda item: (-item.score, -cosine[item.id]))
+    if len(by_words) > 1 and by_meaning and by_meaning[0][0] == by_words[0][0]:
+        _keep_within(fused, by_words[1][0], RUNNER_UP_PLACE)
     return fused
+
+
+def _keep_within(fused: list[Fused], memory_id: int, place: int) -> None:
+    """Move ``memory_id`` up to ``place`` (1-based) in ``fused`` if it ranks lower; in place."""
+    index = next((n for n, item in enumerate(fused) if item.id == memory_id), None)
+    if index is not None and index >= place:
+        fused.insert(place - 1, fused.pop(index))
