@@ -13,7 +13,16 @@ from .conftest import THATCH, Runner, as_json, daemon_pid
 
 pytestmark = pytest.mark.slow
 
-CHECKS = ["plugins", "database", "model", "socket permissions", "daemon", "spool", "log"]
+CHECKS = [
+    "plugins",
+    "database",
+    "model",
+    "socket permissions",
+    "daemon",
+    "spool",
+    "kept writes",
+    "log",
+]
 #: One check for each config table an installed plugin declares.
 TABLES = ["config table [receptor]", "config table [storage.postgres]"]
 

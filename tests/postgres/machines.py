@@ -76,15 +76,18 @@ class Machine:
         return answer["result"]
 
 
-def machine(root: Path, dsn: str, schema: str) -> Machine:
-    """A fresh home under ``root`` whose config keeps everything on ``schema`` at ``dsn``."""
+def machine(root: Path, dsn: str, schema: str, *, postgres: str = "") -> Machine:
+    """A fresh home under ``root`` whose config keeps everything on ``schema`` at ``dsn``.
+
+    ``postgres``: more lines of its ``[storage.postgres]`` table.
+    """
     modules = root / "modules"
     for folder in (root / "user", root / "thatch" / "config", root / "work", modules):
         folder.mkdir(parents=True, exist_ok=True)
     (modules / "word_hash_embedder.py").write_text(EMBEDDER_PLUGIN)
     (root / "thatch" / "config" / "config.toml").write_text(
         '[storage]\nbackend = "postgres"\n\n'
-        f'[storage.postgres]\ndsn = "{dsn}"\nschema = "{schema}"\n'
+        f'[storage.postgres]\ndsn = "{dsn}"\nschema = "{schema}"\n{postgres}'
     )
     kept = {k: v for k, v in os.environ.items() if not k.startswith(("THATCH_", "XDG_"))}
     env = {

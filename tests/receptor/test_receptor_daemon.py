@@ -20,6 +20,7 @@ import thatch_claude.plugin
 import thatch_receptor.plugin
 from daemon_hooks import RuntimeFactory
 from recorded import recorded
+from thatch.plugin import AXES
 from thatch.runtime import Runtime
 from thatch.testing import send_hook
 from thatch_receptor.service import ReceptorService
@@ -204,3 +205,21 @@ def test_background_work_waits_for_the_hooks_to_pause(
     assert receptor.wait_idle()
     assert time.monotonic() - last >= 0.6
     assert receptor.store.count() == before + 8
+
+
+def test_the_session_page_panel_shows_the_axes_over_time_with_firings_and_deliveries(
+    app: Runtime, workdir: Path
+) -> None:
+    streak(app, workdir, 5)
+    (panel,) = app.plugins.session_panels(SESSION, app.thatch.config)
+    assert panel.title.startswith("Receptor")
+    # One point each time the status was written; event time, oldest first.
+    assert len(panel.series) >= 5
+    moments = [point.at for point in panel.series]
+    assert moments == sorted(moments)
+    assert moments[0] >= 1_800_000_000.0
+    assert set(panel.series[-1].values) == set(panel.thresholds) == set(AXES)
+    kinds = {mark.kind for mark in panel.marks}
+    assert kinds == {"firing", "delivery"}
+    assert dict(panel.facts)["tool calls"] == "10"
+    assert app.plugins.session_panels("a session never seen", app.thatch.config) == []

@@ -142,3 +142,23 @@ def test_every_form_of_a_memory_carries_the_csrf_token(
     assert len(forms) == 3
     for form in forms:
         assert f'name="{CSRF_FIELD}" value="{keys.csrf}"' in form
+
+
+def test_listing_and_search_filter_by_branch(th: Thatch, client: TestClient) -> None:
+    th.remember("everywhere", "Deploys go through the staging cluster", store="global")
+    th.remember("feature", "Deploys of the beta go to the canary", store="global", branch="beta")
+    th.remember("other", "Deploys on main wait for review", store="global", branch="main")
+    only_beta = client.get("/memories", params={"branch": "beta"}).text
+    assert ">feature<" in only_beta
+    assert ">everywhere<" not in only_beta
+    assert ">other<" not in only_beta
+    unbranched = client.get("/memories", params={"branch": "-"}).text
+    assert ">everywhere<" in unbranched
+    assert ">feature<" not in unbranched
+    searched = client.get("/memories", params={"q": "deploys", "branch": "main"}).text
+    assert ">other<" in searched
+    assert ">feature<" not in searched
+    # The filter is kept when paging, and the page offers the branches it shows.
+    assert 'value="main"' in searched
+    every = client.get("/memories").text
+    assert '<option value="beta">' in every

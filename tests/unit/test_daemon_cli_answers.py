@@ -62,3 +62,22 @@ def test_a_refused_socket_is_named_by_status(
     assert (data["running"], data["answering"], data["refused"]) == (False, False, True)
     assert "can be written by other users" in data["problem"]
     assert fake.requests == []
+
+
+def test_status_says_how_many_writes_wait_for_the_storage(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    status = {
+        "started_at": 0.0,
+        "version": "1",
+        "pid": 7,
+        "db_path": "/x.db",
+        "spool_backlog": 0,
+        "sessions": [],
+        "deferred_writes": {"waiting": 3, "last_error": "the server is down"},
+    }
+    runtime_commands._show_status(status)
+    out = capsys.readouterr().out
+    assert "writes waiting for the storage: 3 (last error: the server is down)" in out
+    runtime_commands._show_status({**status, "deferred_writes": {"waiting": 0}})
+    assert "writes waiting" not in capsys.readouterr().out

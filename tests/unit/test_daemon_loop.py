@@ -71,6 +71,7 @@ class Recorder:
             settings=SimpleNamespace(idle_minutes=0),
             sessions=SimpleNamespace(purge=self._purge),
             run_deferred=self._deferred,
+            retry_writes=lambda: None,
         )
         self.spool = SimpleNamespace(replay=self._replay)
         self.listener = SimpleNamespace(keep=self._keep, idle_for=lambda: 0.0)

@@ -74,6 +74,7 @@ def test_a_fresh_home_without_a_daemon(home: Path, project: Path) -> None:
         "socket permissions",
         "daemon",
         "spool",
+        "kept writes",
         "log",
         "harness setup",
     ]
@@ -374,3 +375,27 @@ def test_claude_config_dir_is_where_doctor_looks_for_claude_code(
     # The files it lists are Claude Code's own, under CLAUDE_CONFIG_DIR.
     assert found[0].detail.startswith(f"set up: {config / 'settings.json'}, ")
     assert f"{config / 'settings.json'} (missing)" not in found[0].detail
+
+
+def test_writes_waiting_for_the_storage_are_a_warning_with_the_fix(
+    home: Path, project: Path
+) -> None:
+    from thatch.sessions import SessionStore
+
+    store = SessionStore(Path(rundir.locate(home=str(home)).sessions_db))
+    try:
+        store.keep_write(
+            "recall",
+            None,
+            '{"ids": [1], "at": 0.0}',
+            error="the server is down",
+            next_at=0.0,
+            limit=10,
+        )
+    finally:
+        store.close()
+    found = checks(home, project)["kept writes"]
+    assert found.status == "warn"
+    assert "1 writes wait" in found.detail
+    assert "the server is down" in found.detail
+    assert "thatch daemon status" in found.fix

@@ -387,8 +387,14 @@ def test_shown_memories_and_fires_are_written_once_the_hook_is_answered(
     assert th.show("tabs", store="global").recall_count == 1
     assert app.sessions.shown_recently(SESSION, [tabs.id], 10) == {tabs.id}
     assert [fire.session for fire in th.decision_storage.fires()] == [SESSION]
+    # What the agent was told is logged for the session's page, with its event.
+    told = app.sessions.delivered(SESSION)
+    assert [d.source for d in told][-1] == "recall"
+    assert any("tabs" in d.text for d in told)
+    assert {d.event for d in told} == {"UserPromptSubmit"}
     app.run_deferred()  # done once
     assert th.show("tabs", store="global").recall_count == 1
+    assert len(app.sessions.delivered(SESSION)) == len(told)
 
 
 def test_a_silenced_prompt_shows_and_fires_nothing(app: Runtime, workdir: Path) -> None:

@@ -65,6 +65,7 @@ def test_the_spec_states_which_hooks_are_isolated() -> None:
         "thatch_tool_nudges",
         "thatch_daemon_started",
         "thatch_daemon_stopping",
+        "thatch_session_panels",
     } == ISOLATED_HOOKS
     assert "Isolated." in (specs.thatch_nudges.__doc__ or "")
 

@@ -14,6 +14,7 @@ from thatch.plugin.events import Event, EventKind
 from thatch.plugin.nudge import Nudge
 from thatch.sessions import COMPACT_TIMEOUT_SECONDS, NewInteraction, SessionStore
 from thatch.sessions.schema import MIGRATIONS, SCHEMA_VERSION
+from thatch.sessions.store import MAX_DELIVERED
 
 
 class Clock:
@@ -132,7 +133,7 @@ def test_a_file_of_the_first_version_gains_held_nudges_and_keeps_its_queues(
     finally:
         store.close()
     with sqlite3.connect(path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
     conn.close()
 
 
@@ -526,6 +527,7 @@ def test_purge_forgets_stale_sessions_and_all_they_hold(store: SessionStore, clo
     store.record(event("stale", at=clock.now - 100), calls("A"))
     store.mark_shown("stale", [1])
     store.hold("stale", "cursor", [RECALL])
+    store.note_delivered("stale", "UserPromptSubmit", [RECALL])
     store.record(event("live", at=clock.now - 10), calls("B"))
     store.mark_shown("live", [1])
     store.hold("live", "cursor", [DECISIONS])
@@ -535,6 +537,7 @@ def test_purge_forgets_stale_sessions_and_all_they_hold(store: SessionStore, clo
     assert store.pending("stale") == []
     assert store.shown_recently("stale", [1], window=10) == set()
     assert store.take_held("stale", "cursor") == []
+    assert store.delivered("stale") == []
     # Its event ids went too: the same id is a new event now.
     assert store.record(event("stale", event_id="old-event"), [])
 
@@ -542,3 +545,39 @@ def test_purge_forgets_stale_sessions_and_all_they_hold(store: SessionStore, clo
     assert store.shown_recently("live", [1], window=10) == {1}
     assert store.take_held("live", "cursor") == [DECISIONS]
     assert store.purge(older_than_seconds=50) == 0
+
+
+# -- what the agent was told -----------------------------------------------------
+
+
+def test_delivered_nudges_are_logged_newest_first_with_their_event(
+    store: SessionStore, clock: Clock
+) -> None:
+    store.record(event("s1"), [])
+    store.note_delivered("s1", "UserPromptSubmit", [RECALL, DECISIONS])
+    clock.now += 5
+    store.note_delivered("s1", "PostToolUse", [DECISIONS])
+    store.note_delivered("s2", "UserPromptSubmit", [RECALL])
+    got = store.delivered("s1")
+    assert [(d.event, d.source, d.text) for d in got] == [
+        ("PostToolUse", DECISIONS.source, DECISIONS.text),
+        ("UserPromptSubmit", DECISIONS.source, DECISIONS.text),
+        ("UserPromptSubmit", RECALL.source, RECALL.text),
+    ]
+    assert got[0].at == clock.now
+    assert got[2].at == clock.now - 5
+    assert [d.session_id for d in store.delivered("s2")] == ["s2"]
+    assert len(store.delivered("s1", limit=1)) == 1
+    store.note_delivered("s1", "Stop", [])  # nothing delivered, nothing logged
+    assert len(store.delivered("s1")) == 3
+
+
+def test_only_the_latest_delivered_nudges_of_a_session_are_kept(store: SessionStore) -> None:
+    for number in range(MAX_DELIVERED + 7):
+        store.note_delivered("s1", f"event {number}", [RECALL])
+    store.note_delivered("s2", "other", [RECALL])
+    kept = store.delivered("s1", limit=MAX_DELIVERED * 2)
+    assert len(kept) == MAX_DELIVERED
+    assert kept[0].event == f"event {MAX_DELIVERED + 6}"
+    assert kept[-1].event == "event 7"
+    assert len(store.delivered("s2")) == 1

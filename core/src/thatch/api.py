@@ -28,12 +28,18 @@ from thatch.memory.hygiene import STALE_DAYS, hygiene_report
 from thatch.memory.names import validate_label, validate_store
 from thatch.memory.recall import RecallMode, recall
 from thatch.memory.repo import branch_names, current_branch, repo_store
+from thatch.memory.routing import StoreRouter
 from thatch.memory.transfer import ImportLine, export_line
 from thatch.memory.writer import MemoryInput, MemoryWriter
-from thatch.plugin.config import Config, StoragePart
+from thatch.plugin.config import Config, StoragePart, StoreRoute
 from thatch.plugin.decision_storage import DecisionStorage
 from thatch.plugin.embedder import Embedder, Thresholds
-from thatch.plugin.errors import InvalidInputError, NotFoundError
+from thatch.plugin.errors import (
+    ConfigError,
+    InvalidInputError,
+    NotFoundError,
+    PluginMissingError,
+)
 from thatch.plugin.prediction_log import PredictionStorage
 from thatch.plugin.records import (
     GLOBAL_STORE,
@@ -83,8 +89,10 @@ class StorageParts:
 
     Memories, the decision model and the prediction log may live in one
     backend or in three; a backend that keeps several parts may hand back one
-    object for them, which is closed once. Safe to share between threads and
-    between the views of one :class:`Thatch`.
+    object for them, which is closed once. When ``[storage.stores]`` gives
+    some stores' memories to other places, the memories are a
+    :class:`~thatch.memory.routing.StoreRouter` over one storage per place.
+    Safe to share between threads and between the views of one :class:`Thatch`.
     """
 
     def __init__(self, config: Config, plugins: Plugins) -> None:
@@ -100,7 +108,7 @@ class StorageParts:
     @property
     def memories(self) -> MemoryStorage:
         """The backend that keeps memories."""
-        return self._open("memories", self._plugins.memory_storage)
+        return self._open("memories", self._open_memories)
 
     @property
     def decisions(self) -> DecisionStorage:
@@ -111,6 +119,50 @@ class StorageParts:
     def predictions(self) -> PredictionStorage:
         """The backend that keeps the prediction log."""
         return self._open("predictions", self._plugins.prediction_storage)
+
+    def _open_memories(self, config: Config) -> MemoryStorage:
+        """The memories' backend, or a router over each place a store is routed to."""
+        names = config.memory_places()
+        if len(names) == 1:
+            return self._plugins.memory_storage(config)
+        # The memories' own backend opens on this config, so a backend that
+        # also keeps other parts hands back the object it shares with them.
+        places = {names[0]: self._plugins.memory_storage(config)}
+        for name in names[1:]:
+            places[name] = self._open_place(config, name)
+        return StoreRouter(places, config.memory_place_for_store)
+
+    def _open_place(self, config: Config, place: str) -> MemoryStorage:
+        """A routed place's memories, through its backend's plugin, on the route's settings."""
+        routes = [route for route in config.store_routes if route.place == place]
+        patterns = ", ".join(route.pattern for route in routes)
+        where = f"config file {config.paths.config_file}: [storage.stores] sends {patterns}"
+        route = routes[0]
+        placed = config.memory_place_config(place)
+        try:
+            if set(route.settings) - {"db_path"}:
+                placed = self._checked_settings(placed, route)
+            return self._plugins.memory_storage(placed)
+        except PluginMissingError as exc:
+            raise PluginMissingError(
+                f"{where} to backend '{route.backend}', but {exc}; "
+                "or route the pattern to another backend"
+            ) from None
+        except ConfigError as exc:
+            problem = str(exc).removeprefix(f"config file {config.paths.config_file}: ")
+            raise ConfigError(f"{where} to {place}: {problem}") from None
+
+    def _checked_settings(self, placed: Config, route: StoreRoute) -> Config:
+        """``placed`` with its tables read again: the backend's own checks apply to a route's."""
+        declared = self._plugins.config_tables()
+        name = f"storage.{route.backend}"
+        unknown = sorted(set(route.settings) - {"db_path"})
+        if name not in declared and unknown:
+            raise ConfigError(
+                f"backend '{route.backend}' has no table [{name}], so {', '.join(unknown)} "
+                "is no setting of it; a route may set db_path, and a backend's own keys"
+            )
+        return placed.with_tables(declared.values())
 
     def _open(self, part: StoragePart, opener: Callable[[Config], _Part]) -> _Part:
         found = self._opened.get(part)
@@ -124,11 +176,13 @@ class StorageParts:
 
     def integrity_problems(self) -> list[str]:
         """Every part's integrity problems (each part opened), named by part when apart."""
-        parts: dict[str, MemoryStorage | DecisionStorage | PredictionStorage] = {
-            "memories": self.memories,
-            "decisions": self.decisions,
-            "predictions": self.predictions,
-        }
+        memories = self.memories
+        parts: dict[str, MemoryStorage | DecisionStorage | PredictionStorage] = (
+            {f"memories in {name}": place for name, place in memories.places.items()}
+            if isinstance(memories, StoreRouter)
+            else {"memories": memories}
+        )
+        parts.update(decisions=self.decisions, predictions=self.predictions)
         owners: dict[int, list[str]] = {}
         for part, backend in parts.items():
             owners.setdefault(id(backend), []).append(part)
@@ -138,13 +192,21 @@ class StorageParts:
             backend = parts[names[0]]
             prefix = "" if shared else f"{' and '.join(names)}: "
             problems += [prefix + problem for problem in backend.integrity_problems()]
+        if isinstance(memories, StoreRouter):
+            problems += memories.routing_problems()
         return problems
 
     def close(self) -> None:
         """Close each distinct opened object once; a later use opens the parts again."""
         with self._lock:
             opened, self._opened = self._opened, {}
-        for backend in {id(backend): backend for backend in opened.values()}.values():
+        # A router's places may be the very objects that keep the other parts.
+        backends = [
+            backend
+            for part in opened.values()
+            for backend in (part.places.values() if isinstance(part, StoreRouter) else [part])
+        ]
+        for backend in {id(backend): backend for backend in backends}.values():
             backend.close()
 
 
@@ -466,17 +528,19 @@ class Thatch:
         min_cosine: float | None = None,
         record: bool = True,
         include_archived: bool = False,
+        on_branch: str | None = None,
     ) -> list[RecallHit]:
         """Memories for ``query`` by meaning and by words, best first.
 
         ``min_cosine`` drops hits less similar in meaning than that; the
         calibrated threshold for automatic recall is ``thresholds().recall``.
         ``include_archived`` also searches the archived memories.
+        ``on_branch`` searches as if on that git branch instead of the folder's.
         """
         if limit < 1:
             raise InvalidInputError(f"limit {limit} is below 1; ask for at least one result")
         storage = self.memory_storage  # opened first, so a missing backend is reported first
-        scope = Scope(stores=self.stores_for(stores), branch=self.branch)
+        scope = Scope(stores=self.stores_for(stores), branch=on_branch or self.branch)
         return recall(
             storage,
             self.embedder,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import shlex
 import stat
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -42,6 +42,7 @@ def run_checks(home: str | None = None, cwd: Path | None = None) -> list[Check]:
         ("socket permissions", lambda: _runtime_dir(located)),
         ("daemon", lambda: _daemon(located)),
         ("spool", lambda: _spool(located)),
+        ("kept writes", lambda: _kept_writes(located)),
         ("log", lambda: _log(located)),
     ]
     checks = [_guarded(name, check) for name, check in named]
@@ -219,7 +220,9 @@ def _database(home: str | None) -> Check:
     try:
         with _open(home) as th:
             problems = th.integrity_problems()
-            where = _storage_places(th.config)
+            routed = len(th.config.memory_places()) > 1
+            stores = [info.name for info in th.stores()] if routed else []
+            where = _storage_places(th.config, stores)
     except ThatchError as exc:
         return Check("database", "fail", str(exc), "check the [storage] table of the config file")
     if problems:
@@ -232,19 +235,48 @@ def _database(home: str | None) -> Check:
     return Check("database", "ok", f"{where} passes the integrity check")
 
 
-def _storage_places(config: Any) -> str:
+def _storage_places(config: Any, stores: Sequence[str] = ()) -> str:
     """Where the storage parts are kept: the SQLite file, or a backend and its server.
 
     Parts kept in one place are named once; apart, each place lists its parts.
+    Memories routed by ``[storage.stores]`` are listed per place, with the
+    patterns it keeps and the ``stores`` that hold memories there now.
     """
     from thatch.plugin.config import STORAGE_PARTS
 
     places: dict[str, list[str]] = {}
     for part in STORAGE_PARTS:
-        places.setdefault(_storage_place(config, config.backend_for(part)), []).append(part)
+        if part == "memories":
+            kept = _memory_places(config, stores)
+        else:
+            kept = [(_storage_place(config, config.backend_for(part)), part)]
+        for place, what in kept:
+            places.setdefault(place, []).append(what)
     if len(places) == 1:
         return next(iter(places))
     return "; ".join(f"{' and '.join(parts)} in {place}" for place, parts in places.items())
+
+
+def _memory_places(config: Any, stores: Sequence[str]) -> list[tuple[str, str]]:
+    """(where, "memories of ...") for each place that keeps some stores' memories."""
+    names = config.memory_places()
+    if len(names) == 1:
+        return [(_storage_place(config, config.backend_for("memories")), "memories")]
+    found = []
+    for name in names:
+        placed = config.memory_place_config(name)
+        patterns = [route.pattern for route in config.store_routes if route.place == name]
+        if name == names[0]:
+            patterns.append("every other store")
+        held = [
+            store
+            for store in stores
+            if config.memory_place_for_store(store) == name and store not in patterns
+        ]
+        now = f" ({', '.join(held)})" if held else ""
+        where = _storage_place(placed, placed.backend_for("memories"))
+        found.append((where, f"memories of {', '.join(patterns)}{now}"))
+    return found
 
 
 def _storage_place(config: Any, backend: str) -> str:
@@ -412,6 +444,30 @@ def _spool(located: rundir.RunDir) -> Check:
             "'thatch daemon start' replays them",
         )
     return Check("spool", "ok", "no events waiting")
+
+
+def _kept_writes(located: rundir.RunDir) -> Check:
+    """Writes the storage refused after a hook was answered, which the daemon tries again."""
+    if not os.path.exists(located.sessions_db):
+        return Check("kept writes", "ok", "none waiting")
+    from thatch.sessions import SessionStore
+
+    store = SessionStore(Path(located.sessions_db))
+    try:
+        waiting = store.pending_writes()
+    finally:
+        store.close()
+    if not waiting:
+        return Check("kept writes", "ok", "none waiting")
+    oldest = waiting[0]
+    return Check(
+        "kept writes",
+        "warn",
+        f"{len(waiting)} writes wait for the storage (recall counts, fires, the prediction "
+        f"log), the oldest tried {oldest.tries} times; last error: {oldest.last_error}",
+        "make the storage reachable (the daemon tries them again, and 'thatch daemon status' "
+        "shows the count)",
+    )
 
 
 def _log(located: rundir.RunDir) -> Check:

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from thatch.plugin.events import Event
     from thatch.plugin.harness import Harness
     from thatch.plugin.nudge import Nudge
+    from thatch.plugin.panels import SessionPanel
     from thatch.plugin.prediction_log import PredictionStorage
     from thatch.plugin.receptor import InterpretationRule, SignalSource
     from thatch.plugin.storage import MemoryStorage
@@ -313,6 +314,11 @@ class Plugins:
     def daemon_stopping(self, app: Runtime) -> None:
         """Tell every plugin the daemon is stopping (failures logged, not fatal)."""
         self.manager.hook.thatch_daemon_stopping(app=app)
+
+    def session_panels(self, session_id: str, config: Config) -> list[SessionPanel]:
+        """Every plugin's panels for a session's page (a failing plugin is logged, skipped)."""
+        results = self.manager.hook.thatch_session_panels(session_id=session_id, config=config)
+        return [panel for result in results if result is not None for panel in result]
 
     # -- what plugins add: tools, commands, config tables, receptor parts ---
     def tools(self) -> list[Tool]:

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
+    from thatch.deferred import Write
     from thatch.plugin.embedder import Embedder, Thresholds
     from thatch.plugin.harness import Harness
     from thatch.plugin.records import HygieneReport
@@ -176,8 +177,28 @@ class Runtime:
             pending = self._deferred.work = []
         pending.append(work)
 
+    def defer_write(self, write: Write) -> None:
+        """Make ``write`` once the current request is answered, and until the storage takes it.
+
+        A write that fails with StorageError is kept in the session store and
+        tried again by the daemon's loop (:mod:`thatch.deferred`).
+        """
+        from thatch import deferred
+
+        self.defer(lambda: deferred.make(self, write))
+
+    def retry_writes(self) -> None:
+        """Try again the kept writes that are due (the daemon's loop, each tick)."""
+        from thatch import deferred
+
+        deferred.retry_due(self)
+
     def run_deferred(self) -> None:
-        """Run what this thread deferred; a failure is logged and skips only that step."""
+        """Run what this thread deferred; a failure is logged and skips only that step.
+
+        Work deferred as a closure is not tried again: what must not be lost
+        is deferred with :meth:`defer_write`.
+        """
         pending = getattr(self._deferred, "work", None) or []
         self._deferred.work = []
         for work in pending:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -20,15 +21,24 @@ if TYPE_CHECKING:
 DECISION_LIMIT = 5
 
 
+#: Logs fires: (prediction id, confidence shown, score) each, at a time.
+FireLog = Callable[[Sequence[tuple[int, float, float]], datetime], None]
+
+
 def decision_nudge(
-    th: Thatch, prompt: str | None, session_id: str | None, budget: int
+    th: Thatch,
+    prompt: str | None,
+    session_id: str | None,
+    budget: int,
+    fire_log: FireLog | None = None,
 ) -> Nudge | None:
     """The decision-model nudge for ``prompt`` in ``th``'s project, within ``budget`` characters.
 
     Used on every prompt and alone by ``thatch flush-predictions``. The
     predictions the nudge shows are logged as fired under ``session_id``, for
-    calibration, once the nudge is delivered. An empty model answers without
-    embedding the prompt.
+    calibration, once the nudge is delivered: by ``fire_log``, else straight
+    to ``th``'s decision storage. An empty model answers without embedding
+    the prompt.
     """
     if not prompt or not prompt.strip():
         return None
@@ -44,7 +54,10 @@ def decision_nudge(
     fires = [(hit.prediction.id, hit.prediction.confidence, hit.score) for hit in built.shown]
 
     def log_fires() -> None:
-        th.decision_storage.record_fires(session_id, fires, datetime.now(UTC))
+        if fire_log is not None:
+            fire_log(fires, datetime.now(UTC))
+        else:
+            th.decision_storage.record_fires(session_id, fires, datetime.now(UTC))
 
     return attrs.evolve(built.nudge, on_delivered=log_fires)
 
@@ -52,7 +65,13 @@ def decision_nudge(
 @hookimpl
 def thatch_nudges(event: Event, app: Runtime) -> list[Nudge]:
     """The decision-model nudge for the prompt (tier 2, priority 60)."""
+    from thatch import deferred
+
+    def fire_log(fires: Sequence[tuple[int, float, float]], at: datetime) -> None:
+        # Delivered after the answer; kept and tried again while the storage fails.
+        deferred.make(app, deferred.fire_log(event.cwd, event.session_id, fires, at))
+
     nudge = decision_nudge(
-        app.project(event.cwd), event.prompt, event.session_id, app.settings.budget
+        app.project(event.cwd), event.prompt, event.session_id, app.settings.budget, fire_log
     )
     return [nudge] if nudge else []

@@ -10,7 +10,8 @@ writes the stored log in that same form, so the two are interchangeable.
 On the daemon's Stop and SubagentStop events the whole transcript is read
 again, after the hook is answered; the storage's dedupe on (id, session)
 makes the rows already logged free, even when two Stop hooks of a session
-arrive at once.
+arrive at once. A Stop whose write fails because the storage is away is kept
+and tried again by the daemon until it is made.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from __future__ import annotations
 import argparse
 import logging
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -54,44 +55,10 @@ def thatch_ingest(event: Event, app: Runtime) -> None:
         return
     harness = app.plugins.harness(event.harness)
     if harness is not None:
+        from thatch.deferred import prediction_log
+
         transcript = Path(event.transcript_path)
-        app.defer(lambda: record_session(app, harness, transcript, event.session_id))
-
-
-def record_session(app: Runtime, harness: Harness, transcript: Path, session_id: str) -> None:
-    """Log every Prediction of the session's transcript not logged yet; never raises.
-
-    A harness without a transcript reader gives nothing. A transcript that
-    cannot be read, or a Prediction that does not load, is logged and skipped:
-    the agent's next Stop tries again.
-    """
-    from thatch.plugin.errors import ThatchError
-
-    try:
-        candidates = harness.read_transcript(transcript)
-        if candidates is None:
-            return
-        rows = _rows(candidates, session_id, transcript)
-        if rows:
-            added = sum(app.thatch.prediction_storage.record_predictions(rows))
-            log.info("prediction log: %d new of %d rows from %s", added, len(rows), transcript)
-    except ThatchError as exc:
-        log.warning("prediction log: %s not recorded: %s", transcript, exc)
-    except Exception:
-        log.exception("prediction log: recording %s failed", transcript)
-
-
-def _rows(candidates: Iterable[Candidate], session_id: str, path: Path) -> list[LoggedPrediction]:
-    """The transcript's rows; a Prediction that cannot be read is named by ``path:line``."""
-    from thatch.plugin.errors import InvalidInputError
-    from thatch.predlog.blocks import MalformedPrediction
-    from thatch.predlog.transcript import rows_of
-
-    try:
-        return rows_of(candidates, session_id, datetime.now(UTC))
-    except MalformedPrediction as exc:
-        where = f"{path}:{exc.line}" if exc.line is not None else str(path)
-        raise InvalidInputError(f"{where}: {exc.problem}") from None
+        app.defer_write(prediction_log(harness.name, transcript, event.session_id))
 
 
 # -- thatch predlog --------------------------------------------------------------
@@ -190,12 +157,13 @@ def append(
     plugins: Plugins,
 ) -> int:
     """``predlog append TRANSCRIPT``: the transcript's rows, those not logged yet added."""
+    from thatch.predlog.recording import rows_from
     from thatch.predlog.transcript import require_rows
 
     path: Path = args.transcript
     harness, candidates = _read(path, plugins, args.harness)
     session = args.session or _session_of(harness, path)
-    rows = require_rows(_rows(candidates, session, path), path)
+    rows = require_rows(rows_from(candidates, session, path), path)
     new = storage.record_predictions(rows)
     added = [row.id for row, is_new in zip(rows, new, strict=True) if is_new]
     where = args.log or "the prediction log"

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from thatch.cli import maintenance_commands as maintenance
 from thatch.cli import memory_commands as memory
+from thatch.cli import migrate_commands as migration
 from thatch.cli import plugin_commands as plugins
 from thatch.cli import prediction_commands as predictions
 from thatch.cli import runtime_commands as runtime
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
 STORE_HELP = "a store name, or 'all' (default: this repository's store and global)"
 #: Arguments that name files or folders: kept byte for byte, all others are
 #: text made storable (see :func:`thatch.cli.inputs.clean_arguments`).
-PATH_ARGUMENTS = frozenset({"home", "file", "plot", "project", "plugin"})
+PATH_ARGUMENTS = frozenset({"home", "file", "plot", "project", "plugin", "to", "source"})
 RESULTS = whole_number(1, MAX_RESULTS)
 PREDICTION_ID = whole_number(1, MAX_ID)
 
@@ -206,6 +207,9 @@ def build_parser(harnesses: Sequence[Harness] = ()) -> argparse.ArgumentParser:
     )
 
     add("reembed", maintenance.reembed, "re-embed memories made with another model")
+    sub = add("migrate", migration.run, migration.HELP, reads=True)
+    sub.description = migration.DESCRIPTION
+    migration.add_arguments(sub)
     add("plugins", maintenance.plugins, "list loaded plugins and their hooks", reads=True)
     add("demo", maintenance.demo, "remember and recall a few memories in a throw-away home")
     _add_predictions(commands, common, reader)
@@ -254,6 +258,7 @@ def _add_setup(
         help="show installed harness plugins, detected harnesses and what is set up",
     )
     sub.add_argument("--yes", action="store_true", help="do not ask; set up what is detected")
+    setup.add_storage_arguments(sub)
     # No harness named: the flags are built from the installed harnesses, maybe none.
     sub.set_defaults(run=setup.setup, harnesses=None)
 

@@ -111,6 +111,14 @@ def _show_status(status: dict[str, Any]) -> None:
             f"spooled events that could not be replayed: {status['spool_failed']} "
             "('thatch doctor' says where; the log says why)"
         )
+    waiting = status.get("deferred_writes") or {}
+    if waiting.get("waiting"):
+        last = waiting.get("last_error")
+        print(
+            f"writes waiting for the storage: {waiting['waiting']}"
+            + (f" (last error: {last})" if last else "")
+            + "; they are tried again until the storage takes them"
+        )
     sessions = status["sessions"]
     if not sessions:
         print("no sessions yet")

@@ -6,6 +6,7 @@ import argparse
 import os
 import shlex
 import sys
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -13,30 +14,63 @@ from thatch.cli.output import emit, note
 from thatch.cli.plugin_commands import HARNESS_PLUGINS
 from thatch.instructions.briefing import BRIEFING
 from thatch.plugin import launcher
-from thatch.plugin.config import Config
-from thatch.plugin.errors import InvalidInputError
+from thatch.plugin.config import STORAGE_PARTS, Config
+from thatch.plugin.errors import ConfigError, InvalidInputError, PluginMissingError
 from thatch.plugin.harness import Harness
 from thatch.plugin.setup import Scope, SetupContext
 from thatch.plugins import Plugins
-from thatch.setup import engine
+from thatch.setup import diff, engine, storage
+from thatch.setup.planner import FileEdit
 
 #: Exit status when there is nothing to do until the user names a harness.
 NEEDS_CHOICE = 2
 
 
+def add_storage_arguments(sub: argparse.ArgumentParser) -> None:
+    """``--storage``, ``--dsn`` and ``--schema``: which backend keeps thatch's data."""
+    sub.add_argument(
+        "--storage",
+        choices=storage.BACKENDS,
+        help="keep memories, the decision model and the prediction log in this backend "
+        "(written into thatch's config file; copy existing data with thatch migrate)",
+    )
+    sub.add_argument(
+        "--dsn",
+        help="with --storage postgres: the server, postgresql://user@host:5432/database "
+        "(never a password: use ~/.pgpass, PGPASSWORD or a service file)",
+    )
+    sub.add_argument(
+        "--schema", help="with --storage postgres: the schema (default: thatch; one per team)"
+    )
+
+
 def setup(args: argparse.Namespace) -> int:
     home = getattr(args, "home", None)
     config = Config.load(home)
-    targets = Plugins.load(config).harnesses()
+    plugins = Plugins.load(config)
+    targets = plugins.harnesses()
     state_dir = config.paths.state_dir
     if args.status:
         return emit(args.json, _status(targets, args, config), _show_status)
+    if args.uninstall and args.storage is not None:
+        raise InvalidInputError(
+            "--storage is not undone by --uninstall; run thatch setup --storage sqlite instead"
+        )
+    if args.storage is None and (args.dsn is not None or args.schema is not None):
+        raise InvalidInputError("--dsn and --schema go with --storage postgres; add it")
+    storage_result = None
+    if args.storage is not None:
+        storage_result = _set_storage(args, config, plugins)
+        if not args.harnesses and not args.yes:
+            return emit(args.json, storage_result, lambda _: None)
     chosen_launcher = launcher.choose()
     asking = not args.harnesses and not args.uninstall and not args.yes and sys.stdin.isatty()
     if asking:
-        chosen = _interview(targets, args, config, chosen_launcher)
+        chosen = _interview(targets, args, config, chosen_launcher, plugins)
         if chosen is None:
             return NEEDS_CHOICE
+        if args.storage is not None:
+            _set_storage(args, config, plugins)
     else:
         chosen = _choose(targets, args, config)
     if not chosen:
@@ -60,10 +94,108 @@ def setup(args: argparse.Namespace) -> int:
         for result in results:
             result["command"] = list(chosen_launcher.command)
             result["command_reason"] = chosen_launcher.reason
-        return emit(True, results, lambda _: None)
+        return emit(True, [storage_result, *results] if storage_result else results, lambda _: None)
     if not args.dry_run and not args.uninstall:
         _next_steps([targets[name] for name in chosen], args)
     return 0
+
+
+def _set_storage(args: argparse.Namespace, config: Config, plugins: Plugins) -> dict[str, Any]:
+    """Write (or, with --dry-run, show) the chosen backend in thatch's config file.
+
+    The backend's plugin checks its table (``[storage.postgres]``: the dsn's
+    form, the schema's name) before anything is written.
+    """
+    choice = storage.choose(args.storage, args.dsn, args.schema)
+    path = config.paths.config_file
+    storage.keeps_server(choice, config.sections, os.environ)
+    before = storage.read_file(path)
+    after = storage.edited(before, choice, path)
+    if choice.backend != storage.LOCAL:
+        table = plugins.config_tables().get(f"storage.{choice.backend}")
+        if table is None:
+            raise PluginMissingError(
+                f"no storage plugin is loaded that keeps backend '{choice.backend}'; "
+                f"{plugins.selection.why_not(choice.backend)}"
+            )
+        try:
+            table.read(tomllib.loads(after), path)
+        except ConfigError as exc:
+            raise InvalidInputError(
+                f"--storage {choice.backend}: {exc} (nothing was written)"
+            ) from None
+    changed = after != before
+    result: dict[str, Any] = {
+        "storage": choice.backend,
+        "config_file": str(path),
+        "changed": changed,
+    }
+    if args.dry_run:
+        if not args.json:
+            print(diff.diff([FileEdit(path, before or None, after)]), end="")
+        return result
+    if changed:
+        storage.write_file(path, after)
+    if not args.json:
+        state = "set" if changed else "already set"
+        print(f"storage: {choice.describe()} ({state} in {path})")
+        parts = [part for part in STORAGE_PARTS if part in config.storage_parts]
+        if parts:
+            note(
+                f"note: [storage] {', '.join(parts)} still name their own backend in {path}; "
+                "remove those lines for every part to follow the choice"
+            )
+        if changed:
+            _migrate_hint(storage.current(config.sections), choice, config)
+    return result
+
+
+def _migrate_hint(
+    before: storage.StorageChoice, after: storage.StorageChoice, config: Config
+) -> None:
+    """How to copy the data the old backend keeps: setup moves none of it."""
+    db = shlex.quote(str(config.db_path))
+    if before.backend == storage.LOCAL and after.backend != storage.LOCAL:
+        if not config.db_path.is_file():
+            return
+        schema = f" --to-schema {after.schema}" if after.schema else ""
+        to = shlex.quote(after.dsn or "postgresql://...")
+        note(f"copy the data kept so far with: thatch migrate --from {db} --to {to}{schema}")
+    elif before.backend != storage.LOCAL and after.backend == storage.LOCAL:
+        schema = f" --from-schema {before.schema}" if before.schema else ""
+        source = shlex.quote(before.dsn or "postgresql://...")
+        note(f"copy the server's data with: thatch migrate --from {source}{schema} --to {db}")
+
+
+def _ask_storage(args: argparse.Namespace, config: Config, plugins: Plugins) -> bool:
+    """Ask where the data lives, when a server backend is installed. False: the user stopped."""
+    servers = [b for b in storage.SERVERS if f"storage.{b}" in plugins.config_tables()]
+    if not servers or args.storage is not None:
+        return True
+    now = storage.current(config.sections)
+    default = "p" if now.backend in servers else "s"
+    hint = "S/p" if default == "s" else "s/P"
+    answer = ask(
+        "keep thatch's data in SQLite on this machine, or on a PostgreSQL server?",
+        hint,
+        default,
+        extra="sp",
+    )
+    if answer is None:
+        return False
+    if answer == "p":
+        shown = f" [{now.dsn}]" if now.dsn else ""
+        try:
+            dsn = input(f"server, as postgresql://user@host:5432/database{shown}: ").strip()
+            schema = input(f"schema [{now.schema or 'thatch'}]: ").strip()
+        except EOFError:
+            print()
+            return False
+        args.storage, args.dsn, args.schema = servers[0], dsn or now.dsn, schema or None
+    elif now.backend != storage.LOCAL:
+        args.storage = storage.LOCAL
+    print(f"storage: {'PostgreSQL' if answer == 'p' else 'SQLite on this machine'}\n")
+    return True
 
 
 def _write_hook_table(harnesses: dict[str, Harness], config: Config) -> None:
@@ -138,6 +270,7 @@ def _interview(
     args: argparse.Namespace,
     config: Config,
     chosen_launcher: launcher.Launcher,
+    plugins: Plugins | None = None,
 ) -> list[str] | None:
     """Ask on a terminal: scope, harnesses, then the plan. None: the user stopped."""
     print(
@@ -153,6 +286,8 @@ def _interview(
         args.global_scope = answer == "g"
     where = "all your projects (user-level config)" if args.global_scope else "this project"
     print(f"scope: {where}\n")
+    if plugins is not None and not _ask_storage(args, config, plugins):
+        return None
     detected = set(_detected(targets, args, config))
     chosen = []
     for name, target in targets.items():
@@ -168,6 +303,8 @@ def _interview(
         return None
     print("\nthe plan:")
     _show_launcher(chosen_launcher)
+    if getattr(args, "storage", None) is not None:
+        print(f"  storage: {args.storage}, in {config.paths.config_file}")
     for name in chosen:
         target = targets[name]
         context = _context(args, config, name)
@@ -302,6 +439,7 @@ def _status(
         )
     return {
         "plugins": sorted(targets),
+        "storage": storage.current(config.sections).describe(),
         "harnesses": harnesses,
         "installed": [
             {"harness": i.target, "scope": i.scope, "files": engine.describe(i)}
@@ -311,6 +449,7 @@ def _status(
 
 
 def _show_status(status: dict[str, Any]) -> None:
+    print(f"storage: {status['storage']}")
     if not status["plugins"]:
         first, *others = HARNESS_PLUGINS
         print(f"no harness plugins installed: thatch install {first} (or {', '.join(others)})")

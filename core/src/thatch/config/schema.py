@@ -58,6 +58,13 @@ TABLES: tuple[ConfigTable, ...] = (
                 None,
                 "the database file (also THATCH_DB_PATH)",
             ),
+            ConfigKey(
+                "stores",
+                dict,
+                None,
+                "store-name patterns and the backend that keeps each one's memories "
+                "(first match wins)",
+            ),
         ),
         "where memories, the decision model and the prediction log are kept",
     ),
@@ -203,6 +210,7 @@ _EXAMPLE_VALUES = {
     "storage.decisions": '"sqlite"',
     "storage.predictions": '"sqlite"',
     "storage.db_path": '"/path/to/thatch.db"',
+    "storage.stores": '{ "acme/*" = "postgres" }',
     "embedder.model_path": '"/path/to/a/local/model/folder"',
     "thresholds.recall": "0.36",
     "thresholds.dedup": "0.74",

@@ -10,6 +10,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import thatch
+from thatch import deferred
 from thatch.daemon.hook_events import handle_hook
 from thatch.runtime import Runtime
 
@@ -139,6 +140,8 @@ class Handlers:
             "warm": self.warm,
             "db_path": str(self.app.config.db_path),
             **spool,
+            # Writes that failed after a hook's answer and wait for the storage.
+            "deferred_writes": deferred.status(self.app),
             "settings": self.app.describe(),
             "sessions": [
                 {

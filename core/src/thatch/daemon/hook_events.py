@@ -27,6 +27,7 @@ from typing import Any
 
 import attrs
 
+from thatch import deferred
 from thatch.nudges.compose import compose
 from thatch.plugin.errors import InvalidInputError
 from thatch.plugin.events import Event
@@ -221,14 +222,21 @@ def _deliver(app: Runtime, hook: _Hook, chosen: list[Nudge]) -> str:
 
 def _delivered(app: Runtime, event: Event, chosen: list[Nudge]) -> None:
     """Bookkeeping for delivered nudges, done after the hook has its answer."""
+    # What the agent was told, for the session's page (thatch ui).
+    app.sessions.note_delivered(event.session_id, event.hook_event or event.kind, chosen)
     shown = [memory_id for nudge in chosen for memory_id in nudge.memory_ids]
     if shown:
         app.sessions.mark_shown(event.session_id, shown)
-        # Only memories the agent was shown count as recalled (staleness).
-        app.thatch.memory_storage.record_recall(shown, datetime.now(UTC))
+        # Only memories the agent was shown count as recalled (staleness);
+        # kept and tried again while the storage fails.
+        deferred.make(app, deferred.recall_counts(shown, datetime.now(UTC)))
     for nudge in chosen:
         if nudge.on_delivered is not None:
-            nudge.on_delivered()
+            try:
+                nudge.on_delivered()
+            except Exception:
+                # One source's bookkeeping failing leaves the others' to run.
+                log.exception("the %s nudge's delivery bookkeeping failed", nudge.source)
 
 
 def _session_reminder(app: Runtime, hook: _Hook) -> str:

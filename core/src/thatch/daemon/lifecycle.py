@@ -157,7 +157,8 @@ def tell_plugins(
 
 
 def _loop(app: Runtime, spool: Spool, listener: Listener, stopping: threading.Event) -> None:
-    """Each tick: the socket, the purge (hourly), the spool, deferred writes, the idle exit.
+    """Each tick: the socket, the purge (hourly), the spool, deferred writes (and those
+    kept after the storage failed, when due), the idle exit.
 
     A step that fails is logged and tried again on the next tick: one bad
     spool file or a full disk must not end the daemon (the hooks would only
@@ -173,6 +174,7 @@ def _loop(app: Runtime, spool: Spool, listener: Listener, stopping: threading.Ev
             steps.run("session purge", lambda: _purge(app))
         steps.run("spool replay", lambda: spool.replay(lambda r: handle_hook(app, r, replay=True)))
         steps.run("deferred writes", app.run_deferred)
+        steps.run("kept writes", app.retry_writes)
         if idle_limit and steps.run("idle check", lambda: listener.idle_for() > idle_limit):
             log.info("idle for %.0f minutes; exiting", app.settings.idle_minutes)
             return

@@ -57,6 +57,7 @@ if TYPE_CHECKING:
         PayloadClaim,
     )
     from thatch.plugin.nudge import TIERS, Nudge, plain_text
+    from thatch.plugin.panels import PanelMark, PanelPoint, SessionPanel
     from thatch.plugin.prediction_log import (
         ACTUALS,
         SOURCES,
@@ -178,6 +179,8 @@ _HOMES = {
     "NotFoundError": "thatch.plugin.errors",
     "Nudge": "thatch.plugin.nudge",
     "OwnedFile": "thatch.plugin.setup",
+    "PanelMark": "thatch.plugin.panels",
+    "PanelPoint": "thatch.plugin.panels",
     "PATTERNS": "thatch.plugin.receptor",
     "PayloadClaim": "thatch.plugin.harness",
     "PluginMissingError": "thatch.plugin.errors",
@@ -193,6 +196,7 @@ _HOMES = {
     "STORAGE_PARTS": "thatch.plugin.config",
     "Scope": "thatch.plugin.records",
     "ScoredId": "thatch.plugin.records",
+    "SessionPanel": "thatch.plugin.panels",
     "SetupContext": "thatch.plugin.setup",
     "Signal": "thatch.plugin.decisions",
     "SignalReading": "thatch.plugin.receptor",
@@ -309,6 +313,8 @@ __all__ = [
     "NotFoundError",
     "Nudge",
     "OwnedFile",
+    "PanelMark",
+    "PanelPoint",
     "PayloadClaim",
     "PluginMissingError",
     "Prediction",
@@ -321,6 +327,7 @@ __all__ = [
     "RetiredItem",
     "Scope",
     "ScoredId",
+    "SessionPanel",
     "SetupContext",
     "Signal",
     "SignalReading",

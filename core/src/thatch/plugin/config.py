@@ -11,8 +11,10 @@ they declare with :meth:`Config.table`.
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from collections.abc import Iterable, Mapping
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -61,6 +63,29 @@ model = "sentence-transformers/all-MiniLM-L6-v2"
 
 
 @attrs.frozen
+class StoreRoute:
+    """One ``[storage.stores]`` entry: the stores a pattern matches, and where they are kept."""
+
+    pattern: str
+    backend: str
+    #: What differs for these stores from the rest of the config: ``db_path`` (the
+    #: SQLite file) and keys of the backend's own table ``[storage.BACKEND]``
+    #: (``dsn``, ``schema``). Empty: the backend as the config sets it up anyway.
+    settings: Mapping[str, Any] = attrs.field(factory=dict)
+
+    @property
+    def place(self) -> str:
+        """The place's name: the backend, with the route's own settings (never a password)."""
+        if not self.settings:
+            return self.backend
+        shown = ", ".join(
+            f"{key} {database_url.without_secrets(str(value)) if key == 'dsn' else value}"
+            for key, value in sorted(self.settings.items())
+        )
+        return f"{self.backend} ({shown})"
+
+
+@attrs.frozen
 class Config:
     """Everything a plugin or the engine needs to know about this installation."""
 
@@ -69,6 +94,9 @@ class Config:
     storage_backend: str = DEFAULT_BACKEND
     #: Parts kept by another backend than :attr:`storage_backend`, part → backend.
     storage_parts: Mapping[StoragePart, str] = attrs.field(factory=dict)
+    #: ``[storage.stores]`` in file order: the first route whose pattern matches a
+    #: store says where that store's memories are kept.
+    store_routes: tuple[StoreRoute, ...] = ()
     model: str = DEFAULT_MODEL
     model_path: Path | None = None
     blocked_plugins: tuple[str, ...] = ()
@@ -114,6 +142,58 @@ class Config:
             raise ValueError(f"no storage part {part!r}; the parts are: {', '.join(STORAGE_PARTS)}")
         return self.storage_parts.get(part, self.storage_backend)
 
+    def memory_place_for_store(self, store: str) -> str:
+        """Where the memories of ``store`` are kept, as :attr:`StoreRoute.place` names it.
+
+        The first ``[storage.stores]`` route whose pattern matches the name
+        (``*`` matches any run of characters, ``/`` included), else the
+        memories' backend, ``backend_for("memories")``.
+        """
+        for route in self.store_routes:
+            if fnmatchcase(store, route.pattern):
+                return route.place
+        return self.backend_for("memories")
+
+    def memory_places(self) -> tuple[str, ...]:
+        """Every place that keeps some store's memories: the memories' backend first.
+
+        The others follow by name, so that the order (which tags memory ids,
+        see :mod:`thatch.memory.routing`) does not change when the file's
+        patterns are reordered.
+        """
+        default = self.backend_for("memories")
+        others = {route.place for route in self.store_routes} - {default}
+        return (default, *sorted(others))
+
+    def memory_place_config(self, place: str) -> Config:
+        """The config a storage plugin opens ``place``'s memories with.
+
+        This config for the memories' own backend; for a route's place, this
+        one with memories kept in the route's backend and the route's settings
+        in place of the home's (``db_path``; the keys of ``[storage.BACKEND]``,
+        in :attr:`sections` and :attr:`tables` alike: re-read the tables with
+        :meth:`with_tables` to check them).
+        """
+        if place == self.backend_for("memories"):
+            return self
+        route = next((r for r in self.store_routes if r.place == place), None)
+        if route is None:
+            raise ValueError(f"no [storage.stores] route keeps memories in {place!r}")
+        placed = attrs.evolve(self, storage_parts={**self.storage_parts, "memories": route.backend})
+        settings = dict(route.settings)
+        db_path = settings.pop("db_path", None)
+        if db_path is not None:
+            placed = attrs.evolve(placed, db_path=Path(db_path).expanduser())
+        if not settings:
+            return placed
+        storage = dict(self.sections.get("storage", {}))
+        storage[route.backend] = {**storage.get(route.backend, {}), **settings}
+        name = f"storage.{route.backend}"
+        tables = dict(self.tables)
+        if name in tables:
+            tables[name] = {**tables[name], **settings}
+        return attrs.evolve(placed, sections={**self.sections, "storage": storage}, tables=tables)
+
     @classmethod
     def load(
         cls,
@@ -139,6 +219,7 @@ class Config:
             storage_backend=_backend(storage, "backend", paths.config_file)
             or (server.backend if server else DEFAULT_BACKEND),
             storage_parts=_part_backends(storage, paths.config_file),
+            store_routes=_store_routes(storage, paths.config_file),
             model=env.get("THATCH_MODEL") or str(embedder.get("model", DEFAULT_MODEL)),
             model_path=Path(model_path).expanduser() if model_path else None,
             blocked_plugins=tuple(_string_list(plugins, "blocked", paths.config_file)),
@@ -200,6 +281,55 @@ def _part_backends(storage: Mapping[str, Any], path: Path) -> dict[StoragePart, 
     """The ``[storage]`` parts that name a backend of their own."""
     chosen = {part: _backend(storage, part, path) for part in STORAGE_PARTS}
     return {part: name for part, name in chosen.items() if name is not None}
+
+
+#: What a ``[storage.stores]`` pattern may hold: a store name's characters, ``*`` and ``?``.
+_STORE_PATTERN = re.compile(r"[A-Za-z0-9._/*?-]+")
+_ROUTES_EXAMPLE = (
+    '[storage.stores]\n"acme/*" = "postgres"\n'
+    '"beta/*" = { backend = "postgres", schema = "beta" }\n"global" = "sqlite"'
+)
+
+
+def _store_routes(storage: Mapping[str, Any], path: Path) -> tuple[StoreRoute, ...]:
+    """``[storage.stores]`` as routes, in the file's order."""
+    table = storage.get("stores")
+    if table is None:
+        return ()
+    if not isinstance(table, Mapping):
+        raise ConfigError(
+            f"config file {path}: storage.stores = {table!r} is not a table; "
+            f"name where each store-name pattern's memories are kept, like:\n{_ROUTES_EXAMPLE}"
+        )
+    return tuple(_store_route(pattern, value, path) for pattern, value in table.items())
+
+
+def _store_route(pattern: str, value: object, path: Path) -> StoreRoute:
+    key = f'storage.stores."{pattern}"'
+    if not _STORE_PATTERN.fullmatch(pattern):
+        raise ConfigError(
+            f"config file {path}: {key} is not a store-name pattern; use 'global' or "
+            "'owner/name', made of letters, digits, '.', '_', '-', with '*' or '?' "
+            f"standing for any characters, like:\n{_ROUTES_EXAMPLE}"
+        )
+    fix = (
+        f'name the storage plugin\'s backend, e.g. "{pattern}" = "postgres", or a table '
+        f'with it and the settings that differ, e.g. "{pattern}" = '
+        '{ backend = "postgres", schema = "team" }'
+    )
+    settings = dict(value) if isinstance(value, Mapping) else {"backend": value}
+    backend = settings.pop("backend", None)
+    if not isinstance(backend, str) or not backend.strip():
+        where = f"{key}.backend" if isinstance(value, Mapping) else key
+        raise ConfigError(f"config file {path}: {where} = {backend!r} is not a backend name; {fix}")
+    for name, setting in settings.items():
+        nested = isinstance(setting, Mapping | list)
+        if nested or (name == "db_path" and not isinstance(setting, str)):
+            raise ConfigError(
+                f"config file {path}: {key}.{name} = {setting!r}: a route's setting is a "
+                f"string, a number or true/false (db_path: a file path); {fix}"
+            )
+    return StoreRoute(pattern, backend.strip(), settings)
 
 
 def _backend(storage: Mapping[str, Any], key: str, path: Path) -> str | None:

@@ -114,6 +114,30 @@ class DecisionStorage(Protocol):
         """Replace the vectors (and model id) of existing matchers or predictions;
         unknown ids are skipped. Used by ``thatch reembed``."""
 
+    def decision_embeddings(
+        self, kind: DecisionKind, ids: Iterable[int], model: str
+    ) -> dict[int, Vector]:
+        """Stored vectors of these matchers or predictions that were made by ``model``."""
+
+    def restore_matchers(self, items: Sequence[tuple[Matcher, Vector]]) -> list[Matcher]:
+        """Keep matchers as another storage kept them (for ``thatch migrate``), one transaction.
+
+        Each is created with its store, description, model, vector and both
+        times; ids are this storage's own. Returns the matchers as created.
+        """
+
+    def restore_predictions(
+        self, items: Sequence[tuple[Prediction, Vector, Sequence[Provenance]]]
+    ) -> list[Prediction]:
+        """Keep predictions as another storage kept them (for ``thatch migrate``), one transaction.
+
+        Each is created with its texts, model, vector, counts, prior,
+        confidence (as given, not recomputed) and both times, with its audit
+        trail: the entries' signals, details, sessions and times, in the order
+        given. Ids (of predictions and entries) are this storage's own.
+        Returns the predictions as created.
+        """
+
     def delete_prediction(self, prediction_id: int) -> bool:
         """Delete it with its edges, provenance and fires; False when missing."""
 

@@ -27,7 +27,9 @@ class Nudge:
     #: Memories the nudge shows, so the same memory is not shown again soon.
     memory_ids: tuple[int, ...] = ()
     #: Bookkeeping to do only if the nudge is delivered (e.g. log the
-    #: predictions it shows). Core runs it after the hook has its answer.
+    #: predictions it shows). Core runs it after the hook has its answer; one
+    #: that raises is logged and not tried again (core's own bookkeeping keeps
+    #: a write the storage refused and retries it).
     on_delivered: Callable[[], None] | None = attrs.field(
         default=None, eq=False, repr=False, kw_only=True
     )

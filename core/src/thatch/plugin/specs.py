@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from thatch.plugin.events import Event
     from thatch.plugin.harness import Harness
     from thatch.plugin.nudge import Nudge
+    from thatch.plugin.panels import SessionPanel
     from thatch.plugin.prediction_log import PredictionStorage
     from thatch.plugin.receptor import InterpretationRule, SignalSource
     from thatch.plugin.storage import MemoryStorage
@@ -230,6 +231,21 @@ def thatch_config_tables() -> Iterable[ConfigTable] | None:
     Core validates them when the config loads and ``thatch doctor`` lists them.
 
     :return: zero or more :class:`thatch.plugin.ConfigTable`.
+    """
+
+
+@hookspec
+@isolated
+def thatch_session_panels(session_id: str, config: Config) -> Iterable[SessionPanel] | None:
+    """Show what this plugin knows of a live session on ``thatch ui``'s session page. Isolated.
+
+    Called in the page's process, not the daemon's, every second or so
+    while the page is open: read what the plugin keeps on disk under
+    ``config.paths``, cheaply, and return None for a session it knows nothing of.
+
+    :param session_id: the harness's session id.
+    :param config: the user's configuration (paths, settings).
+    :return: zero or more :class:`thatch.plugin.SessionPanel`.
     """
 
 

@@ -72,6 +72,16 @@ class MemoryStorage(Protocol):
     def mark_reviewed(self, first_id: int, second_id: int, verdict: Verdict = "different") -> None:
         """Record a duplicate pair's review, in either order; a new verdict replaces the old."""
 
+    def restore_memories(self, items: Sequence[tuple[Memory, Vector]]) -> list[bool]:
+        """Keep memories as another storage kept them, all in one transaction.
+
+        For ``thatch migrate``: each memory is created with its content,
+        branch, archived flag, model, created and updated times, recall count
+        and last recall, and the vector given; its id is this storage's own.
+        A (store, label) already stored stays as it is. Returns, for each
+        item, whether it was created.
+        """
+
     # -- reads -------------------------------------------------------------
     def get_memory(self, store: str, label: str) -> Memory | None:
         """One memory by store and label, archived or not."""

@@ -23,7 +23,7 @@ import attrs
 from thatch.plugin.errors import ConfigError
 
 #: The TOML value types a key may take.
-KeyType = type[bool] | type[int] | type[float] | type[str] | type[list[Any]]
+KeyType = type[bool] | type[int] | type[float] | type[str] | type[list[Any]] | type[dict[str, Any]]
 #: How each type is named in error messages.
 _TYPE_NAMES: dict[type, str] = {
     bool: "true or false",
@@ -31,6 +31,7 @@ _TYPE_NAMES: dict[type, str] = {
     float: "a number",
     str: "a string",
     list: "a list",
+    dict: "a table",
 }
 
 

@@ -58,3 +58,37 @@ class SessionState:
     pending: int
     #: The session that started this one as a sub-agent, when the harness said.
     parent_id: str | None = None
+
+
+@attrs.frozen
+class Delivered:
+    """One nudge a hook answer carried to a session's agent."""
+
+    session_id: str
+    #: When the answer was given (epoch seconds).
+    at: float
+    #: The harness's event whose answer carried it (``UserPromptSubmit``, ``postToolUse`` …).
+    event: str
+    #: Who made it (:attr:`thatch.plugin.nudge.Nudge.source`).
+    source: str
+    tier: int
+    text: str
+
+
+@attrs.frozen
+class PendingWrite:
+    """A write to the storage backend that failed and waits to be tried again."""
+
+    id: int
+    #: What it writes (a kind :mod:`thatch.deferred` knows).
+    kind: str
+    #: Its arguments, as JSON text.
+    args: str
+    #: Tries so far, the first (the one that failed after the answer) included.
+    tries: int
+    #: When it is next due (epoch seconds).
+    next_at: float
+    #: The last try's error message.
+    last_error: str
+    #: When it first failed (epoch seconds).
+    created_at: float

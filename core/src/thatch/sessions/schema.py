@@ -106,9 +106,48 @@ _V2: Step = (
 # says (NULL otherwise), so its extraction_done can answer the parent's nudge.
 _V3: Step = ("ALTER TABLE sessions ADD COLUMN parent_id TEXT",)
 
+# v4: what each session's agent was told: every nudge a hook answer carried,
+# with the event that carried it, for ``thatch ui``'s session page. Kept for
+# the session's life, the latest few hundred (see SessionStore.note_delivered).
+_V4: Step = (
+    """
+    CREATE TABLE delivered (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id TEXT NOT NULL,
+        at REAL NOT NULL,
+        event TEXT NOT NULL,
+        source TEXT NOT NULL,
+        tier INTEGER NOT NULL,
+        text TEXT NOT NULL
+    )
+    """,
+    "CREATE INDEX delivered_session ON delivered (session_id, id)",
+)
+
+# v5: writes to the storage backend that failed after a hook was answered
+# (see thatch.deferred), kept to be tried again, so a daemon restart
+# loses none. Each is a kind and its JSON arguments (ids, times, a transcript
+# path), never tool output. ``key``: a newer write of the same kind and key
+# makes a waiting one moot (it replaces it). Not per session: purge() keeps them.
+_V5: Step = (
+    """
+    CREATE TABLE pending_writes (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        kind TEXT NOT NULL,
+        key TEXT,
+        args TEXT NOT NULL,
+        tries INTEGER NOT NULL,
+        next_at REAL NOT NULL,
+        last_error TEXT NOT NULL,
+        created_at REAL NOT NULL
+    )
+    """,
+    "CREATE INDEX pending_writes_key ON pending_writes (kind, key)",
+)
+
 #: ``MIGRATIONS[n]`` takes the file from version ``n`` to ``n + 1``. Append
 #: steps; never edit one that was released.
-MIGRATIONS: tuple[Step, ...] = (_V1, _V2, _V3)
+MIGRATIONS: tuple[Step, ...] = (_V1, _V2, _V3, _V4, _V5)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -3,8 +3,10 @@
 The daemon records every hook event here before it answers, so what a
 session did survives a daemon restart: the queue of tool interactions the
 agent has not yet turned into memories, how often it was nudged about them,
-which memories it was already shown, whether it is compacting, and the
-nudges held for a harness that reads them only with a later event.
+which memories it was already shown, whether it is compacting, the
+nudges held for a harness that reads them only with a later event, and the
+writes to the storage backend that failed after a hook's answer and wait to
+be tried again (:mod:`thatch.deferred`).
 
 The file is always local (``<state dir>/sessions.db``), never the user's
 shared storage backend: it holds raw tool output, which must not leave the
@@ -25,7 +27,13 @@ from typing import TYPE_CHECKING, Any
 
 from thatch.plugin.events import Event
 from thatch.sessions.held import Callback, decode, encode
-from thatch.sessions.records import Interaction, NewInteraction, SessionState
+from thatch.sessions.records import (
+    Delivered,
+    Interaction,
+    NewInteraction,
+    PendingWrite,
+    SessionState,
+)
 from thatch.sessions.schema import open_connection
 
 if TYPE_CHECKING:
@@ -33,8 +41,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "COMPACT_TIMEOUT_SECONDS",
+    "MAX_DELIVERED",
+    "Delivered",
     "Interaction",
     "NewInteraction",
+    "PendingWrite",
     "SessionState",
     "SessionStore",
 ]
@@ -43,11 +54,30 @@ __all__ = [
 #: harness never reports its end.
 COMPACT_TIMEOUT_SECONDS = 600.0
 
+#: Delivered nudges kept per session, the latest: enough to read a long
+#: session's story on its page, bounded so a week-long session stays small.
+MAX_DELIVERED = 300
+
 _SESSION_COLUMNS = (
     "s.session_id, s.harness, s.cwd, s.prompts, s.nudge_level, s.last_nudged_seq, "
     "s.compacting_since, s.last_seen, "
     "(SELECT COUNT(*) FROM interactions i WHERE i.session_id = s.session_id), s.parent_id"
 )
+
+
+_WRITE_COLUMNS = "id, kind, args, tries, next_at, last_error, created_at"
+
+
+def _pending_write(row: tuple[Any, ...]) -> PendingWrite:
+    return PendingWrite(
+        id=int(row[0]),
+        kind=str(row[1]),
+        args=str(row[2]),
+        tries=int(row[3]),
+        next_at=float(row[4]),
+        last_error=str(row[5]),
+        created_at=float(row[6]),
+    )
 
 
 class SessionStore:
@@ -257,6 +287,31 @@ class SessionStore:
                 [(memory_id, session_id) for memory_id in ids],
             )
 
+    def note_delivered(self, session_id: str, event: str, nudges: Sequence[Nudge]) -> None:
+        """Log that ``event``'s answer carried ``nudges`` to the session's agent.
+
+        Only the latest :data:`MAX_DELIVERED` of a session are kept.
+        """
+        if not nudges:
+            return
+        now = self._clock()
+        with self._transaction() as conn:
+            self._ensure_session(conn, session_id)  # so purge() finds these rows
+            conn.executemany(
+                "INSERT INTO delivered (session_id, at, event, source, tier, text) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                [(session_id, now, event, n.source, n.tier, n.text) for n in nudges],
+            )
+            conn.execute(
+                """
+                DELETE FROM delivered WHERE session_id = ? AND id <= (
+                    SELECT id FROM delivered WHERE session_id = ?
+                    ORDER BY id DESC LIMIT 1 OFFSET ?
+                )
+                """,
+                (session_id, session_id, MAX_DELIVERED),
+            )
+
     def hold(self, session_id: str, harness: str, nudges: Sequence[Nudge]) -> None:
         """Keep ``nudges`` until the session's next event from ``harness`` that can carry them.
 
@@ -318,7 +373,7 @@ class SessionStore:
         cutoff = self._clock() - older_than_seconds
         stale = "SELECT session_id FROM sessions WHERE last_seen < ?"
         with self._transaction() as conn:
-            for table in ("interactions", "shown", "held", "events"):
+            for table in ("interactions", "shown", "held", "events", "delivered"):
                 conn.execute(
                     f"DELETE FROM {table} WHERE session_id IN ({stale})",  # noqa: S608
                     (cutoff,),
@@ -327,6 +382,83 @@ class SessionStore:
             live = {row[0] for row in conn.execute("SELECT token FROM held")}
             self._callbacks = {t: c for t, c in self._callbacks.items() if t in live}
         return purged.rowcount
+
+    # -- writes waiting for the storage backend (thatch.deferred) ----
+
+    def keep_write(
+        self,
+        kind: str,
+        key: str | None,
+        args: str,
+        *,
+        error: str,
+        next_at: float,
+        limit: int,
+    ) -> list[PendingWrite]:
+        """Keep a failed write to try again at ``next_at``; it replaces one of the same key.
+
+        :param limit: at most this many wait; the oldest beyond it are dropped.
+        :return: the writes dropped to stay within ``limit``, oldest first.
+        """
+        with self._transaction() as conn:
+            if key is not None:
+                conn.execute("DELETE FROM pending_writes WHERE kind = ? AND key = ?", (kind, key))
+            conn.execute(
+                "INSERT INTO pending_writes (kind, key, args, tries, next_at, last_error, "
+                "created_at) VALUES (?, ?, ?, 1, ?, ?, ?)",
+                (kind, key, args, next_at, error, self._clock()),
+            )
+            dropped = conn.execute(
+                f"SELECT {_WRITE_COLUMNS} FROM pending_writes "  # noqa: S608
+                "ORDER BY id DESC LIMIT -1 OFFSET ?",
+                (limit,),
+            ).fetchall()
+            conn.executemany(
+                "DELETE FROM pending_writes WHERE id = ?", [(row[0],) for row in dropped]
+            )
+        return [_pending_write(row) for row in reversed(dropped)]
+
+    def due_writes(self, now: float, limit: int) -> list[PendingWrite]:
+        """The kept writes due by ``now``, oldest first, at most ``limit``."""
+        with self._lock:
+            rows = self._conn.execute(
+                f"SELECT {_WRITE_COLUMNS} FROM pending_writes "  # noqa: S608
+                "WHERE next_at <= ? ORDER BY id LIMIT ?",
+                (now, limit),
+            ).fetchall()
+        return [_pending_write(row) for row in rows]
+
+    def write_done(self, write_id: int) -> None:
+        """Forget a kept write that has now been made (nothing when it was replaced)."""
+        with self._transaction() as conn:
+            conn.execute("DELETE FROM pending_writes WHERE id = ?", (write_id,))
+
+    def write_failed(self, write_id: int, error: str, next_at: float) -> None:
+        """Count a failed try of a kept write; none is tried again before ``next_at``.
+
+        Every other kept write waits until then too: the backend just
+        failed, and each try while it is away takes its whole retry time.
+        """
+        with self._transaction() as conn:
+            conn.execute(
+                "UPDATE pending_writes SET tries = tries + 1, last_error = ? WHERE id = ?",
+                (error, write_id),
+            )
+            conn.execute("UPDATE pending_writes SET next_at = MAX(next_at, ?)", (next_at,))
+
+    def pending_writes(self) -> list[PendingWrite]:
+        """Every kept write, oldest first."""
+        with self._lock:
+            rows = self._conn.execute(
+                f"SELECT {_WRITE_COLUMNS} FROM pending_writes ORDER BY id"  # noqa: S608
+            ).fetchall()
+        return [_pending_write(row) for row in rows]
+
+    def next_write_at(self) -> float | None:
+        """When the kept write due last is due; None when none waits."""
+        with self._lock:
+            row = self._conn.execute("SELECT MAX(next_at) FROM pending_writes").fetchone()
+        return None if row[0] is None else float(row[0])
 
     def _ensure_session(self, conn: sqlite3.Connection, session_id: str) -> None:
         """Create a bare row for a session no event was recorded for yet."""
@@ -381,6 +513,19 @@ class SessionStore:
                 f"SELECT {_SESSION_COLUMNS} FROM sessions s ORDER BY s.last_seen DESC"  # noqa: S608
             ).fetchall()
         return [self._state(row) for row in rows]
+
+    def delivered(self, session_id: str, limit: int = MAX_DELIVERED) -> list[Delivered]:
+        """The nudges the session's agent was given, the latest ``limit``, newest first."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT at, event, source, tier, text FROM delivered WHERE session_id = ? "
+                "ORDER BY id DESC LIMIT ?",
+                (session_id, limit),
+            ).fetchall()
+        return [
+            Delivered(session_id, float(at), str(event), str(source), int(tier), str(text))
+            for at, event, source, tier, text in rows
+        ]
 
     def shown_recently(self, session_id: str, memory_ids: Iterable[int], window: int) -> set[int]:
         """The ``memory_ids`` shown to the session within its last ``window`` prompts.

@@ -37,7 +37,7 @@ import numpy as np
 import pytest
 
 from thatch.plugin.decision_storage import DecisionKind, DecisionStorage
-from thatch.plugin.decisions import Edge, Matcher, Prediction
+from thatch.plugin.decisions import Edge, Matcher, Prediction, Provenance
 from thatch.plugin.errors import ArchivedMemoryError, InvalidInputError, NotFoundError
 from thatch.plugin.prediction_log import LoggedPrediction, PredictionStorage
 from thatch.plugin.records import Memory, NewMemory, Scope, ScoredId, StoreInfo
@@ -620,6 +620,42 @@ class MemoryStorageContract(BackendContract):
         assert found[a.id].dtype == np.float32
         assert storage.embeddings([], "model-a") == {}
 
+    def test_restore_keeps_every_field_and_skips_labels_already_there(
+        self, storage: MemoryStorage
+    ) -> None:
+        (kept,) = write(storage, new("kept", "as first written"))
+        restored = Memory(
+            id=999,
+            store=OTHER,
+            label="moved",
+            content="café, moved as it was",
+            branch="feature",
+            archived=True,
+            model="model-b",
+            created_at=at(1),
+            updated_at=at(2),
+            recall_count=7,
+            last_recalled_at=at(3),
+        )
+        fresh = attrs.evolve(restored, store=APP, label="fresh", archived=False)
+        fresh = attrs.evolve(fresh, recall_count=0, last_recalled_at=None, branch=None)
+        again = attrs.evolve(kept, content="another text")
+        created = storage.restore_memories(
+            [(restored, unit(1)), (again, unit(2)), (fresh, unit(3))]
+        )
+        assert created == [True, False, True]
+        moved = stored(storage, "moved", OTHER)
+        assert attrs.evolve(moved, id=999) == restored
+        assert attrs.evolve(stored(storage, "fresh"), id=999) == fresh
+        assert stored(storage, "kept") == kept
+        np.testing.assert_allclose(
+            storage.embeddings([moved.id], "model-b")[moved.id], unit(1), rtol=1e-6
+        )
+        assert moved.id != kept.id
+        assert ids(storage.text_search("cafe", scope(APP), 5)) == [stored(storage, "fresh").id]
+        assert storage.restore_memories([]) == []
+        assert storage.integrity_problems() == []
+
     def test_store_matrix_rows_match_ids(self, storage: MemoryStorage) -> None:
         a, _b, _c, _d, e = write(
             storage,
@@ -1196,6 +1232,57 @@ class DecisionStorageContract(BackendContract):
         for p in predictions[::4]:
             storage.delete_prediction(p.id)
         assert storage.integrity_problems() == []
+
+    def test_restored_rows_keep_every_field(self, storage: DecisionStorage) -> None:
+        first = matcher(storage, 1)
+        old_m = Matcher(77, OTHER, "moved situation", "model-b", at(1), at(2))
+        old_p = Prediction(
+            id=88,
+            store=OTHER,
+            statement="prefers tabs",
+            rationale="said so twice",
+            model="model-b",
+            confirm_count=2.0,
+            disconfirm_count=0.25,
+            prior=0.4,
+            confidence=0.61,
+            created_at=at(1),
+            updated_at=at(5),
+        )
+        trail = [
+            Provenance(5, 88, "create", "asked", "s1", at(1)),
+            Provenance(6, 88, "soft", "hesitated", None, at(4)),
+            Provenance(7, 88, "confirm", "kept it", "s2", at(3)),
+        ]
+        (m,) = storage.restore_matchers([(old_m, unit(3))])
+        (p,) = storage.restore_predictions([(old_p, unit(4), trail)])
+        assert m.id != first.id
+        assert attrs.evolve(m, id=77) == old_m
+        assert attrs.evolve(p, id=88) == old_p
+        assert storage.get_matchers([m.id]) == {m.id: m}
+        assert storage.get_predictions([p.id]) == {p.id: p}
+        entries = storage.provenance(p.id)
+        assert [(e.signal, e.detail, e.session, e.created_at) for e in entries] == sorted(
+            [(e.signal, e.detail, e.session, e.created_at) for e in trail], key=lambda e: e[3]
+        )
+        assert {e.prediction_id for e in entries} == {p.id}
+        assert ids(storage.nearest_matchers(unit(3), "model-b", [OTHER], 5)) == [m.id]
+        assert ids(storage.nearest_predictions(unit(4), "model-b", [OTHER], 5)) == [p.id]
+        assert storage.restore_matchers([]) == []
+        assert storage.restore_predictions([]) == []
+        assert storage.integrity_problems() == []
+
+    def test_decision_embeddings_by_id_and_model(self, storage: DecisionStorage) -> None:
+        a = matcher(storage, 1)
+        b = matcher(storage, 2, model="model-b")
+        p = prediction(storage, 3)
+        found = storage.decision_embeddings("matcher", [a.id, b.id, 999], MODEL)
+        assert set(found) == {a.id}
+        np.testing.assert_allclose(found[a.id], unit(1), rtol=1e-6)
+        assert found[a.id].dtype == np.float32
+        vectors = storage.decision_embeddings("prediction", [p.id], MODEL)
+        np.testing.assert_allclose(vectors[p.id], unit(503), rtol=1e-6)
+        assert storage.decision_embeddings("prediction", [], MODEL) == {}
 
     @pytest.mark.parametrize("name", sorted(KINDS))
     def test_new_embeddings_move_rows_to_another_model(

@@ -13,7 +13,16 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from thatch.plugin.errors import NotFoundError, ThatchError
-from thatch.ui import decisions, duplicates, hygiene, memories, plugins
+from thatch.ui import (
+    calibration_page,
+    decisions,
+    duplicates,
+    hygiene,
+    memories,
+    plugins,
+    prediction_page,
+    sessions,
+)
 from thatch.ui.context import UiContext
 from thatch.ui.guard import Guard, Refused, Secrets
 
@@ -49,6 +58,11 @@ def build_app(th: Thatch, keys: Secrets, hosts: Iterable[str]) -> Starlette:
             Route("/duplicates/review", duplicates.review, methods=["POST"]),
             Route("/hygiene", hygiene.hygiene),
             Route("/decisions", decisions.decisions),
+            Route("/prediction", prediction_page.prediction),
+            Route("/calibration", calibration_page.calibration),
+            Route("/sessions", sessions.sessions),
+            Route("/session", sessions.session),
+            Route("/session/events", sessions.session_events),
             Route("/plugins", plugins.plugins),
             Route("/doctor", plugins.doctor, methods=["POST"]),
             Mount("/static", StaticFiles(packages=[("thatch.ui", "static")]), name="static"),
@@ -57,4 +71,6 @@ def build_app(th: Thatch, keys: Secrets, hosts: Iterable[str]) -> Starlette:
         exception_handlers={Refused: refused, ThatchError: failed},
     )
     app.state.ui = ui
+    # Sessions are the daemon's, in the state folder, whichever storage backend keeps the rest.
+    app.state.live = sessions.Live(th.config.paths.state_dir / "sessions.db")
     return app

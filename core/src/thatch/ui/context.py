@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
@@ -32,7 +33,14 @@ def templates() -> Environment:
     """The package's templates, every value escaped unless a template says otherwise."""
     # autoescape=True for every template, not by file name: a memory holding
     # <script> must reach the browser as text whatever template shows it.
-    return Environment(loader=PackageLoader("thatch.ui"), autoescape=True)
+    env = Environment(loader=PackageLoader("thatch.ui"), autoescape=True)
+    env.filters["utc"] = utc_time
+    return env
+
+
+def utc_time(at: float) -> str:
+    """Epoch seconds as ``2026-12-02 01:30:00`` in UTC (the time the CLI prints)."""
+    return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M:%S")
 
 
 @attrs.define

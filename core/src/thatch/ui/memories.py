@@ -23,6 +23,8 @@ MAX_SEARCH_PAGES = 20
 #: The archived filter: hide archived memories, show only them, or both.
 Archived = Literal["hide", "only", "all"]
 ARCHIVED_CHOICES: tuple[Archived, ...] = ("hide", "only", "all")
+#: The branch filter's value for memories tied to no branch (recalled on every one).
+EVERY_BRANCH = "-"
 
 
 @attrs.frozen
@@ -44,6 +46,8 @@ class Query:
     store: str
     archived: Archived
     page: int
+    #: Only memories of this git branch ("" any, :data:`EVERY_BRANCH` those of none).
+    branch: str = ""
 
     @classmethod
     def of(cls, request: Request) -> Query:
@@ -57,11 +61,18 @@ class Query:
             store=params.get("store", ALL_STORES) or ALL_STORES,
             archived=archived if archived in ARCHIVED_CHOICES else "hide",
             page=min(page, MAX_SEARCH_PAGES) if text else page,
+            branch=params.get("branch", "").strip(),
         )
 
     def url(self, **changes: object) -> str:
         """This query's URL with ``changes`` (e.g. ``page=2``)."""
-        values = {"q": self.text, "store": self.store, "archived": self.archived, "page": self.page}
+        values = {
+            "q": self.text,
+            "store": self.store,
+            "archived": self.archived,
+            "branch": self.branch,
+            "page": self.page,
+        }
         values.update(changes)
         return "/memories?" + urlencode({k: v for k, v in values.items() if v != ""})
 
@@ -77,7 +88,7 @@ def rows_of(th: Thatch, query: Query) -> tuple[list[Row], bool]:
     include_archived = query.archived != "hide"
     if not query.text:
         memories = th.list(query.store, include_archived=include_archived)
-        shown = [m for m in memories if _shown(m, query.archived)]
+        shown = [m for m in memories if _shown(m, query)]
         # Only the page's memories become rows: at 10k memories, a row for
         # each took a fifth of the page's time.
         return [Row(m) for m in shown[start:wanted]], len(shown) > wanted
@@ -87,8 +98,10 @@ def rows_of(th: Thatch, query: Query) -> tuple[list[Row], bool]:
         limit=wanted + 1,
         record=False,
         include_archived=include_archived,
+        # A branch's memories are found as they would be on that branch.
+        on_branch=query.branch if query.branch not in ("", EVERY_BRANCH) else None,
     )
-    rows = [_row(hit) for hit in hits if _shown(hit.memory, query.archived)]
+    rows = [_row(hit) for hit in hits if _shown(hit.memory, query)]
     if query.page == MAX_SEARCH_PAGES:
         rows = rows[:wanted]
     return rows[start:wanted], len(rows) > wanted
@@ -98,8 +111,13 @@ def _row(hit: RecallHit) -> Row:
     return Row(hit.memory, score=hit.score, cosine=hit.cosine, text_rank=hit.text_rank)
 
 
-def _shown(memory: Memory, archived: Archived) -> bool:
-    return archived == "all" or memory.archived == (archived == "only")
+def _shown(memory: Memory, query: Query) -> bool:
+    archived = query.archived
+    if archived != "all" and memory.archived != (archived == "only"):
+        return False
+    if not query.branch:
+        return True
+    return memory.branch == (None if query.branch == EVERY_BRANCH else query.branch)
 
 
 async def memories(request: Request) -> Response:
@@ -115,6 +133,9 @@ async def memories(request: Request) -> Response:
         more=more,
         stores=[ALL_STORES, *stores],
         archived_choices=ARCHIVED_CHOICES,
+        # Offered as you type: the branches of the memories on this page.
+        branches=sorted({row.memory.branch for row in rows if row.memory.branch}),
+        every_branch=EVERY_BRANCH,
     )
 
 
@@ -135,10 +156,13 @@ async def edit(request: Request) -> Response:
     ui: UiContext = request.app.state.ui
     form = await change_form(request, ui.keys)
     current = await ui.call(ui.th.show, form.get("label", ""), form.get("store") or None)
+    # A browser sends every line break of a textarea as CRLF (the HTML form
+    # rules); the memory keeps the newlines the user typed.
+    content = form.get("content", "").replace("\r\n", "\n")
     result = await ui.call(
         ui.th.remember,
         current.label,
-        form.get("content", ""),
+        content,
         store=current.store,
         branch=current.branch,
         overwrite=True,

@@ -39,6 +39,8 @@ class UiServer:
             # The token rides in the first URL: an access log would keep it.
             access_log=False,
             server_header=False,
+            # A session page's open event stream must not hold Ctrl-C up.
+            timeout_graceful_shutdown=1,
         )
         self.uvicorn = uvicorn.Server(config)
 

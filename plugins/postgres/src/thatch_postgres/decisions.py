@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -33,8 +32,9 @@ from thatch.plugin import (
     Signal,
 )
 
+from thatch_postgres.pooled import Once, Pooled
 from thatch_postgres.text import storable
-from thatch_postgres.vectors import ModelVectors, Table, VectorCache, to_bytes
+from thatch_postgres.vectors import ModelVectors, Table, VectorCache, from_bytes, to_bytes
 
 if TYPE_CHECKING:
     from typing import LiteralString
@@ -113,6 +113,29 @@ _LINK = """
     VALUES (%s, %s, %s, now())
     ON CONFLICT (matcher_id, prediction_id) DO NOTHING
 """
+# Rows as another storage kept them (thatch migrate): every field given.
+_RESTORE_MATCHER = """
+    INSERT INTO prediction_matchers (store, description, model, embedding, created_at, updated_at)
+    VALUES (%s, %s, %s, %s, %s, %s)
+    RETURNING id, store, description, model, created_at, updated_at
+"""
+_RESTORE_PREDICTION = """
+    INSERT INTO predictions (store, statement, rationale, model, embedding, confirm_count,
+        disconfirm_count, prior, confidence, created_at, updated_at)
+    VALUES (%(store)s, %(statement)s, %(rationale)s, %(model)s, %(embedding)s,
+        %(confirm_count)s, %(disconfirm_count)s, %(prior)s, %(confidence)s, %(created_at)s,
+        %(updated_at)s)
+    RETURNING id, store, statement, rationale, model, confirm_count, disconfirm_count, prior,
+        confidence, created_at, updated_at
+"""
+_RESTORE_PROVENANCE = """
+    INSERT INTO prediction_provenance (prediction_id, signal, detail, session, created_at)
+    VALUES (%s, %s, %s, %s, %s)
+"""
+_EMBEDDINGS: dict[DecisionKind, LiteralString] = {
+    "matcher": "SELECT id, embedding FROM prediction_matchers WHERE model = %s AND id = ANY(%s)",
+    "prediction": "SELECT id, embedding FROM predictions WHERE model = %s AND id = ANY(%s)",
+}
 _SET_EMBEDDING: dict[DecisionKind, LiteralString] = {
     "matcher": "UPDATE prediction_matchers SET model = %s, embedding = %s,"
     " rev = nextval('decision_rev') WHERE id = %s",
@@ -121,26 +144,25 @@ _SET_EMBEDDING: dict[DecisionKind, LiteralString] = {
 }
 
 
-class DecisionsMixin:
+class DecisionsMixin(Pooled):
     """:class:`thatch.plugin.DecisionStorage` on PostgresStorage's pool."""
 
     if TYPE_CHECKING:
-        _connection: Callable[[str], AbstractContextManager[Connection]]
-        _transaction: Callable[..., AbstractContextManager[Connection]]
-        _rows: Callable[[LiteralString, Sequence[Any] | dict[str, Any]], list[Any]]
         _cache_lock: threading.Lock
         _decision_caches: dict[DecisionKind, VectorCache]
         _vectors: Callable[[VectorCache, str, str], ModelVectors]
 
     # -- writes ------------------------------------------------------------
     def add_matcher(self, store: str, description: str, model: str, embedding: Vector) -> Matcher:
-        with self._transaction("add a matcher", "matchers") as conn:
-            row = conn.execute(
-                _ADD_MATCHER,
-                (store, storable(description, "a situation"), model, to_bytes(embedding)),
-            ).fetchone()
-        assert row is not None
-        return Matcher(*row)
+        params = (store, storable(description, "a situation"), model, to_bytes(embedding))
+
+        def add(conn: Connection) -> Matcher:
+            row = conn.execute(_ADD_MATCHER, params).fetchone()
+            assert row is not None
+            return Matcher(*row)
+
+        # Adds a row: a retry after a lost commit answers with the one saved.
+        return self._write("add a matcher", add, vectors="matchers", once=_MATCHER_ONCE)
 
     def add_prediction(
         self,
@@ -159,26 +181,32 @@ class DecisionsMixin:
             "embedding": to_bytes(embedding),
             "prior": float(prior),
         }
-        with self._transaction("add a prediction", "predictions") as conn:
+
+        def add(conn: Connection) -> Prediction:
             row = conn.execute(_ADD_PREDICTION, params).fetchone()
-        assert row is not None
-        return Prediction(*row)
+            assert row is not None
+            return Prediction(*row)
+
+        return self._write("add a prediction", add, vectors="predictions", once=_PREDICTION_ONCE)
 
     def link(self, matcher_id: int, prediction_id: int, weight: float = 1.0) -> bool:
+        def link(conn: Connection) -> bool:
+            found = conn.execute(
+                "SELECT 1 FROM prediction_matchers WHERE id = %s", (int(matcher_id),)
+            ).fetchone()
+            if found is None:
+                raise NotFoundError(f"no matcher with id {matcher_id}")
+            found = conn.execute(
+                "SELECT 1 FROM predictions WHERE id = %s", (int(prediction_id),)
+            ).fetchone()
+            if found is None:
+                raise NotFoundError(_no_prediction(prediction_id))
+            cursor = conn.execute(_LINK, (int(matcher_id), int(prediction_id), float(weight)))
+            return cursor.rowcount > 0
+
         try:
-            with self._transaction("link a matcher") as conn:
-                found = conn.execute(
-                    "SELECT 1 FROM prediction_matchers WHERE id = %s", (int(matcher_id),)
-                ).fetchone()
-                if found is None:
-                    raise NotFoundError(f"no matcher with id {matcher_id}")
-                found = conn.execute(
-                    "SELECT 1 FROM predictions WHERE id = %s", (int(prediction_id),)
-                ).fetchone()
-                if found is None:
-                    raise NotFoundError(_no_prediction(prediction_id))
-                cursor = conn.execute(_LINK, (int(matcher_id), int(prediction_id), float(weight)))
-                return cursor.rowcount > 0
+            # ON CONFLICT: run again, it adds nothing (and answers False).
+            return self._write("link a matcher", link)
         except errors.ForeignKeyViolation as exc:
             # Deleted on another machine between the check and the insert.
             raise NotFoundError(
@@ -205,8 +233,10 @@ class DecisionsMixin:
             "disconfirm": float(disconfirm),
             "when": when,
         }
+        trail = (int(prediction_id), signal, storable(detail, "feedback"), session, when)
+
         # A failing rule raises inside the transaction: nothing is written.
-        with self._transaction("record feedback") as conn:
+        def add(conn: Connection) -> Prediction:
             added = conn.execute(_ADD_COUNTS, counts).fetchone()
             if added is None:
                 raise NotFoundError(_no_prediction(prediction_id))
@@ -215,13 +245,17 @@ class DecisionsMixin:
                 "INSERT INTO prediction_provenance"
                 " (prediction_id, signal, detail, session, created_at)"
                 " VALUES (%s, %s, %s, %s, %s)",
-                (int(prediction_id), signal, storable(detail, "feedback"), session, when),
+                trail,
             )
             row = conn.execute(
                 _SET_CONFIDENCE, {"confidence": confidence, "id": int(prediction_id)}
             ).fetchone()
-        assert row is not None
-        return Prediction(*row)
+            assert row is not None
+            return Prediction(*row)
+
+        # The counts add: a retry after a lost commit must not add them twice.
+        again = Once(lambda conn, _row: _prediction(conn, int(prediction_id)))
+        return self._write("record feedback", add, once=again)
 
     def set_decision_embeddings(
         self, kind: DecisionKind, model: str, vectors: Sequence[tuple[int, Vector]]
@@ -230,22 +264,73 @@ class DecisionsMixin:
         if not rows:
             return
         table: Table = "matchers" if kind == "matcher" else "predictions"
-        with self._transaction("replace vectors", table) as conn, conn.cursor() as cursor:
-            cursor.executemany(_SET_EMBEDDING[kind], rows)
+
+        def replace(conn: Connection) -> None:
+            with conn.cursor() as cursor:
+                cursor.executemany(_SET_EMBEDDING[kind], rows)
+
+        self._write("replace vectors", replace, vectors=table)
+
+    def restore_matchers(self, items: Sequence[tuple[Matcher, Vector]]) -> list[Matcher]:
+        rows = [
+            (
+                m.store,
+                storable(m.description, "a situation"),
+                m.model,
+                to_bytes(vector),
+                m.created_at,
+                m.updated_at,
+            )
+            for m, vector in items
+        ]
+        if not rows:
+            return []
+        # Tried once: a retry after a lost commit would add the rows twice;
+        # thatch migrate run again finds what was saved by its keys.
+        with self._transaction("restore matchers", "matchers") as conn:
+            restored = [conn.execute(_RESTORE_MATCHER, row).fetchone() for row in rows]
+        return [Matcher(*row) for row in restored if row is not None]
+
+    def restore_predictions(
+        self, items: Sequence[tuple[Prediction, Vector, Sequence[Provenance]]]
+    ) -> list[Prediction]:
+        prepared = [
+            (_restored_prediction(p, vector), [_restored_entry(e) for e in trail])
+            for p, vector, trail in items
+        ]
+        if not prepared:
+            return []
+        restored: list[Prediction] = []
+        # Tried once, as restore_matchers.
+        with self._transaction("restore predictions", "predictions") as conn:
+            for params, trail in prepared:
+                row = conn.execute(_RESTORE_PREDICTION, params).fetchone()
+                assert row is not None
+                restored.append(Prediction(*row))
+                if trail:
+                    with conn.cursor() as cursor:
+                        cursor.executemany(
+                            _RESTORE_PROVENANCE, [(row[0], *entry) for entry in trail]
+                        )
+        return restored
 
     def delete_prediction(self, prediction_id: int) -> bool:
-        with self._transaction("delete a prediction", "predictions") as conn:
-            # Edges, provenance and fires go with it through ON DELETE CASCADE.
-            cursor = conn.execute("DELETE FROM predictions WHERE id = %s", (int(prediction_id),))
-            return cursor.rowcount > 0
+        # Edges, provenance and fires go with it through ON DELETE CASCADE.
+        return self._write(
+            "delete a prediction",
+            lambda conn: _deleted(conn, "DELETE FROM predictions WHERE id = %s", prediction_id),
+            vectors="predictions",
+        )
 
     def delete_matcher(self, matcher_id: int) -> bool:
-        with self._transaction("delete a matcher", "matchers") as conn:
-            # Its edges go with it; the predictions stay.
-            cursor = conn.execute(
-                "DELETE FROM prediction_matchers WHERE id = %s", (int(matcher_id),)
-            )
-            return cursor.rowcount > 0
+        # Its edges go with it; the predictions stay.
+        return self._write(
+            "delete a matcher",
+            lambda conn: _deleted(
+                conn, "DELETE FROM prediction_matchers WHERE id = %s", matcher_id
+            ),
+            vectors="matchers",
+        )
 
     def record_fires(
         self, session: str | None, fires: Sequence[tuple[int, float, float]], when: datetime
@@ -262,10 +347,24 @@ class DecisionsMixin:
         ]
         if not rows:
             return
-        with self._transaction("log shown predictions") as conn, conn.cursor() as cursor:
-            cursor.executemany(_INSERT_FIRE, rows)
+
+        def log(conn: Connection) -> None:
+            with conn.cursor() as cursor:
+                cursor.executemany(_INSERT_FIRE, rows)
+
+        # Each fire is a row: a retry after a lost commit must not log them twice.
+        self._write("log shown predictions", log, once=Once(lambda _conn, _row: None))
 
     # -- reads -------------------------------------------------------------
+    def decision_embeddings(
+        self, kind: DecisionKind, ids: Iterable[int], model: str
+    ) -> dict[int, Vector]:
+        wanted = [int(i) for i in ids]
+        if not wanted:
+            return {}
+        rows = self._rows(_EMBEDDINGS[kind], (model, wanted))
+        return {row_id: from_bytes(blob) for row_id, blob in rows}
+
     def has_matchers(self, stores: Sequence[str]) -> bool:
         rows = self._rows(
             "SELECT EXISTS (SELECT 1 FROM prediction_matchers WHERE store = ANY(%s))",
@@ -354,6 +453,62 @@ class DecisionsMixin:
             vector, stores, None, limit
         )
         return [ScoredId(row_id, score) for row_id, score in hits]
+
+
+def _restored_prediction(p: Prediction, vector: Vector) -> dict[str, Any]:
+    return {
+        "store": p.store,
+        "statement": storable(p.statement, "a prediction"),
+        "rationale": storable(p.rationale, "a prediction's rationale"),
+        "model": p.model,
+        "embedding": to_bytes(vector),
+        "confirm_count": float(p.confirm_count),
+        "disconfirm_count": float(p.disconfirm_count),
+        "prior": float(p.prior),
+        "confidence": float(p.confidence),
+        "created_at": p.created_at,
+        "updated_at": p.updated_at,
+    }
+
+
+def _restored_entry(entry: Provenance) -> tuple[Any, ...]:
+    if entry.signal not in SIGNALS:
+        raise ValueError(f"unknown signal {entry.signal!r}; expected one of {', '.join(SIGNALS)}")
+    return (entry.signal, storable(entry.detail, "feedback"), entry.session, entry.created_at)
+
+
+def _prediction(conn: Connection, prediction_id: int) -> Prediction:
+    row = conn.execute(_PREDICTIONS_BY_ID, ([prediction_id],)).fetchone()
+    if row is None:
+        # Deleted on another machine since this write was saved.
+        raise NotFoundError(_no_prediction(prediction_id))
+    return Prediction(*row)
+
+
+def _matcher(conn: Connection, matcher_id: int) -> Matcher:
+    row = conn.execute(_MATCHERS_BY_ID, ([matcher_id],)).fetchone()
+    if row is None:
+        raise NotFoundError(f"no matcher with id {matcher_id}")
+    return Matcher(*row)
+
+
+def _saved_row(row_id: int | None) -> int:
+    assert row_id is not None, "an added row is named with its request"
+    return row_id
+
+
+# How add_matcher and add_prediction answer a retry that finds their row saved.
+_MATCHER_ONCE: Once[Matcher] = Once(
+    lambda conn, row: _matcher(conn, _saved_row(row)), row=lambda matcher: matcher.id
+)
+_PREDICTION_ONCE: Once[Prediction] = Once(
+    lambda conn, row: _prediction(conn, _saved_row(row)), row=lambda prediction: prediction.id
+)
+
+
+def _deleted(conn: Connection, statement: LiteralString, row_id: int) -> bool:
+    """Whether ``statement`` deleted the row; run again after a lost commit it answers False."""
+    return conn.execute(statement, (int(row_id),)).rowcount > 0
 
 
 def _no_prediction(prediction_id: int) -> str:

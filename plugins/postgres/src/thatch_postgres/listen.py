@@ -26,14 +26,13 @@ from typing import get_args
 import psycopg
 from psycopg.conninfo import make_conninfo
 
+from thatch_postgres.retry import BACKOFF_SECONDS
 from thatch_postgres.vectors import Table
 
 #: Seconds between checks of the stop flag while no notification comes.
 POLL_SECONDS = 0.5
 #: Seconds of silence after which the connection is proved alive by a query.
 HEARTBEAT_SECONDS = 5.0
-#: The waits before reconnecting after each failure in a row (the last repeats).
-RETRY_SECONDS = (0.1, 0.2, 0.5, 1.0, 2.0)
 
 # A listening connection only reads, and a network that drops it silently
 # (a laptop's sleep, a new Wi-Fi) would leave it deaf and unaware. The
@@ -111,7 +110,9 @@ class ChangeListener:
                 # now on every search checks the server.
                 with self._lock:
                     self._listening = False
-            self._stop.wait(RETRY_SECONDS[min(failures, len(RETRY_SECONDS) - 1)])
+            # The waits of every other call that lost its connection; the
+            # listener tries for as long as it runs.
+            self._stop.wait(BACKOFF_SECONDS[min(failures, len(BACKOFF_SECONDS) - 1)])
             failures += 1
 
     def _heard_again(self) -> None:

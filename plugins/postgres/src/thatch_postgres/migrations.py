@@ -220,6 +220,22 @@ MIGRATIONS: tuple[Migration, ...] = (
             """,
         ),
     ),
+    (
+        5,
+        (
+            # The request ids of writes that add, so that a retry after a
+            # commit cut off applies them once (thatch_postgres.pooled).
+            # row_id: the row such a write made, to answer the retry with.
+            """
+            CREATE TABLE write_requests (
+                id text PRIMARY KEY,
+                row_id bigint,
+                done_at timestamptz NOT NULL
+            )
+            """,
+            "CREATE INDEX write_requests_done ON write_requests (done_at)",
+        ),
+    ),
 )
 
 LATEST = MIGRATIONS[-1][0]

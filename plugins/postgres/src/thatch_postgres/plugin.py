@@ -82,4 +82,4 @@ def _open(config: Config) -> PostgresStorage:
     from thatch_postgres.storage import PostgresStorage
 
     settings = PostgresSettings.of(config)
-    return PostgresStorage(settings.dsn, settings.schema)
+    return PostgresStorage(settings.dsn, settings.schema, retry_seconds=settings.retry_seconds)

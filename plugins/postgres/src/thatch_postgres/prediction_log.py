@@ -11,8 +11,7 @@ strings (``\\u0000``) a Prediction's YAML may hold.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -20,11 +19,10 @@ from psycopg.types.json import Json
 from thatch.plugin import LoggedPrediction
 from thatch.plugin.prediction_log import check_score
 
+from thatch_postgres.pooled import Pooled
 from thatch_postgres.text import storable
 
 if TYPE_CHECKING:
-    from typing import LiteralString
-
     from thatch_postgres.connect import Connection
 
 # Columns in the order _row() writes and _entry() reads them.
@@ -60,18 +58,22 @@ _ENTRIES = """
 """
 
 
-class PredictionLogMixin:
-    """:class:`thatch.plugin.PredictionStorage` on PostgresStorage's pool."""
+class PredictionLogMixin(Pooled):
+    """:class:`thatch.plugin.PredictionStorage` on PostgresStorage's pool.
 
-    if TYPE_CHECKING:
-        _transaction: Callable[..., AbstractContextManager[Connection]]
-        _rows: Callable[[LiteralString, Sequence[Any] | dict[str, Any]], list[Any]]
+    Both writes may run again after a lost commit: a row is unique by its
+    key and a score is set, not added.
+    """
 
     def record_predictions(self, entries: Sequence[LoggedPrediction]) -> list[bool]:
         if not entries:
             return []
-        with self._transaction("record predictions") as conn:
-            return [conn.execute(_INSERT, _row(entry)).rowcount > 0 for entry in entries]
+        rows = [_row(entry) for entry in entries]
+
+        def record(conn: Connection) -> list[bool]:
+            return [conn.execute(_INSERT, row).rowcount > 0 for row in rows]
+
+        return self._write("record predictions", record)
 
     def get_prediction_entry(
         self, entry_id: str, session_id: str | None = None
@@ -88,8 +90,9 @@ class PredictionLogMixin:
     ) -> bool:
         check_score(actual, when)
         params = _key(entry_id, session_id) | {"actual": actual, "when": when}
-        with self._transaction("score a prediction") as conn:
-            return conn.execute(_SCORE, params).rowcount > 0
+        return self._write(
+            "score a prediction", lambda conn: conn.execute(_SCORE, params).rowcount > 0
+        )
 
 
 def _key(entry_id: str, session_id: str | None) -> dict[str, Any]:

@@ -16,6 +16,11 @@ from thatch.plugin import Config, ConfigKey, ConfigTable
 
 DEFAULT_SCHEMA = "thatch"
 
+#: Seconds a call keeps trying after the connection is lost, unless the config says otherwise.
+#: Longer than a server takes to restart (a few seconds), short enough that someone at a
+#: prompt hears of an outage soon; the waits between tries are thatch_postgres.retry's.
+DEFAULT_RETRY_SECONDS = 10.0
+
 # A plain lower-case identifier: it goes into the connection's search_path
 # unquoted, so nothing that needs quoting is accepted.
 _SCHEMA = re.compile(r"[a-z_][a-z0-9_]{0,62}")
@@ -31,6 +36,10 @@ def _no_password(dsn: str) -> str | None:
     if parts.get("password"):
         return "it holds a password; keep the password in ~/.pgpass, a service file or PGPASSWORD"
     return None
+
+
+def _not_negative(seconds: float) -> str | None:
+    return None if seconds >= 0 else "use 0 (never wait) or more seconds"
 
 
 def _plain_schema(name: str) -> str | None:
@@ -56,6 +65,13 @@ POSTGRES_TABLE = ConfigTable(
             "schema that holds thatch's tables (one per team or person sharing a database)",
             check=_plain_schema,
         ),
+        ConfigKey(
+            "retry_seconds",
+            float,
+            DEFAULT_RETRY_SECONDS,
+            "seconds a read or write keeps trying while the server is unreachable",
+            check=_not_negative,
+        ),
     ),
     help="the PostgreSQL server of the storage parts set to postgres",
 )
@@ -67,6 +83,7 @@ class PostgresSettings:
 
     dsn: str
     schema: str = DEFAULT_SCHEMA
+    retry_seconds: float = DEFAULT_RETRY_SECONDS
 
     @classmethod
     def of(cls, config: Config) -> PostgresSettings:
@@ -75,4 +92,8 @@ class PostgresSettings:
         # without the plugins' tables (as in tests and scripts) works too.
         # Config.load has refused a password in the environment's URL.
         table = POSTGRES_TABLE.read(config.sections, config.paths.config_file)
-        return cls(dsn=table["dsn"] or config.database_url or "", schema=table["schema"])
+        return cls(
+            dsn=table["dsn"] or config.database_url or "",
+            schema=table["schema"],
+            retry_seconds=table["retry_seconds"],
+        )

@@ -18,10 +18,12 @@ from thatch.plugin import hookimpl
 if TYPE_CHECKING:
     from thatch.plugin import (
         Command,
+        Config,
         ConfigTable,
         Event,
         Nudge,
         Runtime,
+        SessionPanel,
         SignalSource,
         Tool,
         ToolContext,
@@ -47,6 +49,23 @@ def thatch_receptor_signals() -> tuple[SignalSource, ...]:
     from thatch_receptor.signals import builtin_sources
 
     return builtin_sources()
+
+
+@hookimpl
+def thatch_session_panels(session_id: str, config: Config) -> list[SessionPanel] | None:
+    """The session's axes over time on ``thatch ui``'s session page, from its status file."""
+    from thatch_receptor.panel import panel_of
+    from thatch_receptor.status import StatusFiles, status_dir
+
+    status = StatusFiles(status_dir(config.paths.state_dir)).read(session_id)
+    if status is None:
+        return None
+    try:
+        return [panel_of(status)]
+    except (KeyError, TypeError, ValueError) as exc:
+        # A file written by another release: the page shows the rest.
+        log.warning("receptor: the status of %s cannot be shown: %s", session_id, exc)
+        return None
 
 
 @hookimpl

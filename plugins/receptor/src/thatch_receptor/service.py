@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
+from thatch.plugin import AXES
 
 from thatch_receptor.actions import actions_of
 from thatch_receptor.deliveries import Deliveries, Delivery
@@ -64,6 +65,9 @@ MAX_FIRINGS = 20
 MAX_SESSIONS = 200
 #: How often a session's status file is rewritten at most (always on a firing).
 STATUS_SECONDS = 1.0
+#: Points of a session's axes kept for its status, one each time the file is
+#: written: at least the last ten minutes of a busy session.
+MAX_SERIES = 600
 #: Background work waits for the hooks to pause this long (seconds; the work of a
 #: probe, embeddings and clustering, would otherwise compete with the hook commands
 #: of a burst of tool calls for the two cores and the interpreter lock)...
@@ -100,6 +104,8 @@ class _Session:
         self.cwd: str | None = None
         self.harness = ""
         self.firings: deque[_Firing] = deque(maxlen=MAX_FIRINGS)
+        #: ``(at, axes)`` at each status written, oldest first.
+        self.series: deque[tuple[float, dict[str, float]]] = deque(maxlen=MAX_SERIES)
         self.written = 0.0
         #: A newer status than the file's waits to be written.
         self.unwritten = False
@@ -284,6 +290,7 @@ class ReceptorService:
             return
         session.written = now
         session.unwritten = False
+        session.series.append((step.at, {axis: round(step.axes[axis], 3) for axis in AXES}))
         self.status.write(session_id, self.status_of(session_id, session, step))
 
     def _write_unwritten(self) -> None:
@@ -305,6 +312,7 @@ class ReceptorService:
             unread=self.deliveries.unread(session_id),
             calls=session.calls,
             at=self._clock(),
+            series=session.series,
         )
 
     def _refresh_status(self, session_id: str) -> None:

@@ -15,7 +15,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -103,8 +103,9 @@ def snapshot(
     unread: int,
     calls: int,
     at: float,
+    series: Sequence[tuple[float, Mapping[str, float]]] = (),
 ) -> dict[str, Any]:
-    """A session's status, as its file holds it."""
+    """A session's status, as its file holds it; ``series``: ``(at, axes)``, oldest first."""
     return {
         "session": step.session_id,
         "updated_at": at,
@@ -141,6 +142,8 @@ def snapshot(
         "pending": pending.text if pending is not None else None,
         "offers": [{"id": offer.id, "reason": offer.reason} for offer in offers],
         "unread_notes": unread,
+        # The axes over time, for thatch ui's session page (thatch_receptor.panel).
+        "series": [{"at": moment, "axes": dict(axes)} for moment, axes in series],
     }
 
 

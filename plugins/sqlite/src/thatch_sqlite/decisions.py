@@ -95,6 +95,27 @@ _INSERT_FIRE = """
     WHERE EXISTS (SELECT 1 FROM predictions WHERE id = :id)
 """
 
+# Rows written as another storage kept them (thatch migrate).
+_RESTORE_MATCHER = """
+    INSERT INTO prediction_matchers (store, description, model, embedding, created_at, updated_at)
+    VALUES (?, ?, ?, ?, ?, ?)
+"""
+_RESTORE_PREDICTION = """
+    INSERT INTO predictions (store, statement, rationale, model, embedding, confirm_count,
+        disconfirm_count, prior, confidence, created_at, updated_at)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+"""
+_RESTORE_PROVENANCE = """
+    INSERT INTO prediction_provenance (prediction_id, signal, detail, session, created_at)
+    VALUES (?, ?, ?, ?, ?)
+"""
+_EMBEDDINGS: dict[DecisionKind, str] = {
+    "matcher": "SELECT id, embedding FROM prediction_matchers"
+    " WHERE model = ? AND id IN (SELECT value FROM json_each(?))",
+    "prediction": "SELECT id, embedding FROM predictions"
+    " WHERE model = ? AND id IN (SELECT value FROM json_each(?))",
+}
+
 # What the vector cache loads and re-reads, per kind of row.
 _SET_EMBEDDING: dict[DecisionKind, str] = {
     "matcher": "UPDATE prediction_matchers SET model = ?, embedding = ? WHERE id = ?",
@@ -286,6 +307,45 @@ class DecisionsMixin:
             # The change triggers log each row, so every handle's cache follows.
             conn.executemany(_SET_EMBEDDING[kind], rows)
 
+    def restore_matchers(self, items: Sequence[tuple[Matcher, Vector]]) -> list[Matcher]:
+        rows = [
+            (
+                m.store,
+                m.description,
+                m.model,
+                to_blob(as_vector(vector)),
+                m.created_at.timestamp(),
+                m.updated_at.timestamp(),
+            )
+            for m, vector in items
+        ]
+        if not rows:
+            return []
+        with self._write() as conn:
+            ids = [_inserted(conn.execute(_RESTORE_MATCHER, row)) for row in rows]
+            found = conn.execute(_MATCHERS_BY_ID, (json_ids(ids),)).fetchall()
+        by_id = {row[0]: _matcher(row) for row in found}
+        return [by_id[row_id] for row_id in ids]
+
+    def restore_predictions(
+        self, items: Sequence[tuple[Prediction, Vector, Sequence[Provenance]]]
+    ) -> list[Prediction]:
+        prepared = [
+            (_restored_prediction(p, as_vector(vector)), [_restored_entry(e) for e in trail])
+            for p, vector, trail in items
+        ]
+        if not prepared:
+            return []
+        ids: list[int] = []
+        with self._write() as conn:
+            for row, trail in prepared:
+                row_id = _inserted(conn.execute(_RESTORE_PREDICTION, row))
+                conn.executemany(_RESTORE_PROVENANCE, [(row_id, *entry) for entry in trail])
+                ids.append(row_id)
+            found = conn.execute(_PREDICTIONS_BY_ID, (json_ids(ids),)).fetchall()
+        by_id = {row[0]: _prediction(row) for row in found}
+        return [by_id[row_id] for row_id in ids]
+
     def delete_prediction(self, prediction_id: int) -> bool:
         with self._write() as conn:
             # Edges, provenance and fires go with it through ON DELETE CASCADE.
@@ -318,6 +378,12 @@ class DecisionsMixin:
             conn.executemany(_INSERT_FIRE, rows)
 
     # -- reads -------------------------------------------------------------
+    def decision_embeddings(
+        self, kind: DecisionKind, ids: Iterable[int], model: str
+    ) -> dict[int, Vector]:
+        rows = self._fetchall(_EMBEDDINGS[kind], (model, json_ids(ids)))
+        return {row_id: from_blob(blob) for row_id, blob in rows}
+
     def has_matchers(self, stores: Sequence[str]) -> bool:
         # One probe of the store index, whatever the number of matchers.
         row = self._fetchone(
@@ -422,6 +488,33 @@ def _require_prediction(conn: sqlite3.Connection, prediction_id: int) -> tuple[f
             f"no prediction with id {prediction_id}; see ids with 'thatch predictions list'"
         )
     return row
+
+
+def _inserted(cursor: sqlite3.Cursor) -> int:
+    assert cursor.lastrowid is not None
+    return cursor.lastrowid
+
+
+def _restored_prediction(p: Prediction, vector: Vector) -> tuple[Any, ...]:
+    return (
+        p.store,
+        p.statement,
+        p.rationale,
+        p.model,
+        to_blob(vector),
+        float(p.confirm_count),
+        float(p.disconfirm_count),
+        float(p.prior),
+        float(p.confidence),
+        p.created_at.timestamp(),
+        p.updated_at.timestamp(),
+    )
+
+
+def _restored_entry(entry: Provenance) -> tuple[Any, ...]:
+    if entry.signal not in SIGNALS:
+        raise ValueError(f"unknown signal {entry.signal!r}; expected one of {', '.join(SIGNALS)}")
+    return (entry.signal, entry.detail, entry.session, entry.created_at.timestamp())
 
 
 def _of(stores: Sequence[str] | None) -> dict[str, Any]:

@@ -76,6 +76,13 @@ _TEXT_SEARCH = """
     ORDER BY score, m.id
     LIMIT ?
 """
+_RESTORE = """
+    INSERT INTO memories (store, label, content, branch, archived, model, embedding,
+        created_at, updated_at, recall_count, last_recalled_at)
+    VALUES (:store, :label, :content, :branch, :archived, :model, :embedding,
+        :created_at, :updated_at, :recall_count, :last_recalled_at)
+    ON CONFLICT (store, label) DO NOTHING
+"""
 # The vector index holds unarchived memories only; the few archived ones a
 # search asks for are compared one by one.
 _ARCHIVED_VECTORS = """
@@ -240,6 +247,15 @@ class SQLiteStorage(DecisionsMixin, PredictionLogMixin):
                 " reviewed_at = excluded.reviewed_at",
                 (low, high, time.time(), verdict, low, high),
             )
+
+    def restore_memories(self, items: Sequence[tuple[Memory, Vector]]) -> list[bool]:
+        rows = [_restored(memory, as_vector(vector)) for memory, vector in items]
+        if not rows:
+            return []
+        with self._write() as conn:
+            # The UNIQUE (store, label) key makes a memory already there an
+            # insert that changes nothing.
+            return [conn.execute(_RESTORE, row).rowcount > 0 for row in rows]
 
     # -- reads -------------------------------------------------------------
     def get_memory(self, store: str, label: str) -> Memory | None:
@@ -417,6 +433,23 @@ def _create(conn: sqlite3.Connection, item: NewMemory, vector: Vector, now: floa
         created_at=when,
         updated_at=when,
     )
+
+
+def _restored(memory: Memory, vector: Vector) -> dict[str, Any]:
+    last = memory.last_recalled_at
+    return {
+        "store": memory.store,
+        "label": memory.label,
+        "content": memory.content,
+        "branch": memory.branch,
+        "archived": int(memory.archived),
+        "model": memory.model,
+        "embedding": to_blob(vector),
+        "created_at": memory.created_at.timestamp(),
+        "updated_at": memory.updated_at.timestamp(),
+        "recall_count": int(memory.recall_count),
+        "last_recalled_at": None if last is None else last.timestamp(),
+    }
 
 
 def _update(
