@@ -48,7 +48,6 @@ its build time and memory, its candidates re-scored from the float32 matrix.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import sys
@@ -56,18 +55,18 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import thatch
-from data_sets import DATA
+from data_sets import DATA, read_queries
 from measure import percentile, proc_memory, timed
 from stop_words import without_stop_words
 from synthetic import sentences, unit_vectors, vocabulary, write_memories
 from thatch.api import Thatch
 from thatch.memory.recall import recall as recall_in
+from thatch.plugin import quantized
 from thatch.plugin.records import GLOBAL_STORE, Scope
-from thatch_sqlite import quantized, vectors
+from thatch_sqlite import vectors
 from thatch_sqlite.storage import SQLiteStorage
 
 STORE = "bench/repo"
@@ -95,12 +94,6 @@ class Row:
     exact_vector: list[float]
     overlap: list[float]
     quantized: bool
-
-
-def read_queries(path: Path) -> list[str]:
-    """The query texts of queries.jsonl."""
-    with path.open(encoding="utf-8") as handle:
-        return [json.loads(line)["query"] for line in handle if line.strip()]
 
 
 def floor_search(th: Thatch, matrix: np.ndarray, query: str) -> np.ndarray:

@@ -11,7 +11,8 @@ Submodules a plugin may also use: :mod:`thatch.plugin.fields` (payload field
 readers), :mod:`thatch.plugin.jsonc` and :mod:`thatch.plugin.blocks` (the
 files setup edits), :mod:`thatch.plugin.launcher` (how a harness runs
 thatch), :mod:`thatch.plugin.sqlite` (SQLite that survives crashes and
-concurrent writers).
+concurrent writers), :mod:`thatch.plugin.quantized` (int8 codes of unit
+vectors and their first-pass scan, for a backend that searches in memory).
 
 Every name is imported on first use (PEP 562), so ``import thatch.plugin.errors``
 or ``from thatch.plugin import hookimpl`` costs only that module: the hook

@@ -7,8 +7,9 @@ schema and its time zone UTC, so timestamps come back as UTC moments.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from typing import TypeAlias
 
 import psycopg
@@ -24,6 +25,16 @@ MAX_CONNECTIONS = 4
 #: Seconds to wait for a connection before reporting the server unreachable.
 CONNECT_TIMEOUT = 10.0
 
+#: Seconds the pool keeps trying to replace a connection it lost before it gives up.
+#: The pool's own tries come 1, 2, 4 ... s apart, doubling to minutes: left to it, a
+#: server back after 3 s would wait for the try at 7 s. Given up early, the slot is
+#: free, and the next borrow asks for a new connection at once (see borrow()).
+RECONNECT_SECONDS = 1.0
+
+#: Seconds one request to the pool waits for a connection; a borrow asks again until
+#: its time is up, so that each request can set off a new try to connect.
+ASK_SECONDS = 0.5
+
 
 def open_pool(
     dsn: str, schema: str, connect_timeout: float = CONNECT_TIMEOUT
@@ -36,16 +47,19 @@ def open_pool(
         kwargs={"autocommit": True, "options": f"-c search_path={schema} -c TimeZone=UTC"},
         min_size=1,
         max_size=MAX_CONNECTIONS,
-        # A pooled connection is checked (one round trip) before each use,
-        # so after a server restart or a network drop the pool hands out a
-        # fresh connection instead of failing the next call.
-        check=ConnectionPool.check_connection,
+        # No check before each use (it cost a round trip on every call): a
+        # connection the server dropped fails its first statement, the pool
+        # discards it when it comes back, and the call is tried again on
+        # another (thatch_postgres.retry, thatch_postgres.pooled).
         timeout=connect_timeout,
+        reconnect_timeout=RECONNECT_SECONDS,
         name=f"thatch-{schema}",
         open=False,
     )
+    pool.open(wait=False)
     try:
-        pool.open(wait=True, timeout=connect_timeout)
+        with borrow(pool, connect_timeout):
+            pass
     except PoolTimeout as exc:
         pool.close()
         raise StorageError(
@@ -54,6 +68,27 @@ def open_pool(
             "and that ~/.pgpass or PGPASSWORD holds the password"
         ) from exc
     return pool
+
+
+@contextmanager
+def borrow(pool: ConnectionPool[Connection], timeout: float) -> Iterator[Connection]:
+    """A connection of ``pool``, waited for up to ``timeout`` seconds; else PoolTimeout.
+
+    Asked for again every ASK_SECONDS: a pool whose tries to reconnect gave
+    up (RECONNECT_SECONDS) starts a new one on each request.
+    """
+    deadline = time.monotonic() + timeout
+    with ExitStack() as stack:
+        while True:
+            # Never 0: the pool refuses a request of no time even with a connection ready.
+            wait = max(min(ASK_SECONDS, deadline - time.monotonic()), 0.001)
+            try:
+                conn = stack.enter_context(pool.connection(timeout=wait))
+                break
+            except PoolTimeout:
+                if time.monotonic() >= deadline:
+                    raise
+        yield conn
 
 
 @contextmanager

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import shlex
 import threading
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, LiteralString
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from psycopg import errors
@@ -28,12 +27,15 @@ from thatch.plugin import (
     WriteResult,
 )
 
-from thatch_postgres import listen, text
-from thatch_postgres.connect import CONNECT_TIMEOUT, open_pool, reporting
+from thatch_postgres import listen, text, wordcounts
+from thatch_postgres.connect import CONNECT_TIMEOUT, open_pool
 from thatch_postgres.decisions import DecisionsMixin
 from thatch_postgres.migrations import LATEST, migrate, schema_version
+from thatch_postgres.pooled import Once
 from thatch_postgres.prediction_log import PredictionLogMixin
-from thatch_postgres.vectors import ModelVectors, Table, VectorCache, from_bytes, to_bytes
+from thatch_postgres.retry import Retry
+from thatch_postgres.settings import DEFAULT_RETRY_SECONDS
+from thatch_postgres.vectors import ModelVectors, VectorCache, from_bytes, to_bytes
 
 if TYPE_CHECKING:
     from psycopg_pool import ConnectionPool
@@ -55,6 +57,18 @@ _INSERT = """
     ON CONFLICT (store, label) DO NOTHING
     RETURNING id, store, label, content, branch, archived, model, created_at, updated_at,
         recall_count, last_recalled_at
+"""
+# A memory as another storage kept it (thatch migrate): every field given.
+_RESTORE = """
+    INSERT INTO memories (store, label, content, branch, archived, model, embedding, search,
+        created_at, updated_at, recall_count, last_recalled_at)
+    VALUES (%(store)s, %(label)s, %(content)s, %(branch)s, %(archived)s, %(model)s,
+        %(embedding)s,
+        setweight(to_tsvector('english', %(label_words)s), 'A')
+            || setweight(to_tsvector('english', %(content_words)s), 'D'),
+        %(created_at)s, %(updated_at)s, %(recall_count)s, %(last_recalled_at)s)
+    ON CONFLICT (store, label) DO NOTHING
+    RETURNING id
 """
 _UPDATE = """
     UPDATE memories SET content = %(content)s, branch = %(branch)s, model = %(model)s,
@@ -110,7 +124,6 @@ _TEXT_SEARCH = """
     ORDER BY score DESC, m.id
     LIMIT %(limit)s
 """
-_LOCK_GENERATION = "SELECT generation FROM vector_changes WHERE source = %s FOR UPDATE"
 _ARCHIVED_VECTORS = """
     SELECT id, embedding FROM memories
     WHERE archived AND model = %s AND store = ANY(%s) AND (branch IS NULL OR branch = %s)
@@ -127,15 +140,27 @@ class PostgresStorage(DecisionsMixin, PredictionLogMixin):
     every part kept in postgres, and core closes it once.
 
     Safe to share between threads: each call borrows a pooled connection.
+    A call whose connection is lost is tried again for up to
+    ``retry_seconds`` (see :mod:`thatch_postgres.pooled`).
     """
 
     backend = "postgres"
 
-    def __init__(self, dsn: str, schema: str, *, connect_timeout: float = CONNECT_TIMEOUT) -> None:
+    def __init__(
+        self,
+        dsn: str,
+        schema: str,
+        *,
+        connect_timeout: float = CONNECT_TIMEOUT,
+        retry_seconds: float = DEFAULT_RETRY_SECONDS,
+    ) -> None:
         self.dsn = dsn
         self.schema = schema
+        self._connect_timeout = connect_timeout
+        self._retry = Retry(retry_seconds)
         self._pool: ConnectionPool[Connection] = open_pool(dsn, schema, connect_timeout)
         self._cache = VectorCache("memories")
+        self._word_counts = wordcounts.WordCounts()
         self._decision_caches: dict[DecisionKind, VectorCache] = {
             "matcher": VectorCache("matchers"),
             "prediction": VectorCache("predictions"),
@@ -145,8 +170,8 @@ class PostgresStorage(DecisionsMixin, PredictionLogMixin):
         self._listener: listen.ChangeListener | None = None
         self._closed = False
         try:
-            with self._connection("upgrade the schema") as conn:
-                migrate(conn, schema)
+            # One transaction under a lock, and a no-op once done: safe to run again.
+            self._read("upgrade the schema", lambda conn: migrate(conn, schema))
         except BaseException:
             self._pool.close()
             raise
@@ -171,26 +196,28 @@ class PostgresStorage(DecisionsMixin, PredictionLogMixin):
         self._closed = True
 
     def integrity_problems(self) -> list[str]:
+        return self._read("check the data", self._problems)
+
+    def _problems(self, conn: Connection) -> list[str]:
         problems: list[str] = []
-        with self._connection("check the data") as conn:
-            version = schema_version(conn)
-            if version != LATEST:
-                problems.append(
-                    f"schema {self.schema!r} is at version {version}, this code expects {LATEST}"
-                )
-            row = conn.execute(
-                "SELECT count(*) FROM memories"
-                " WHERE length(embedding) = 0 OR length(embedding) % 4 <> 0"
-            ).fetchone()
-            if row and row[0]:
-                problems.append(f"{row[0]} memories have a vector that is not float32 values")
-            row = conn.execute(
-                "SELECT count(*) FROM dedup_reviews AS r"
-                " JOIN memories AS a ON a.id = r.first_id JOIN memories AS b ON b.id = r.second_id"
-                " WHERE a.store <> b.store"
-            ).fetchone()
-            if row and row[0]:
-                problems.append(f"{row[0]} reviewed duplicate pairs join two different stores")
+        version = schema_version(conn)
+        if version != LATEST:
+            problems.append(
+                f"schema {self.schema!r} is at version {version}, this code expects {LATEST}"
+            )
+        row = conn.execute(
+            "SELECT count(*) FROM memories"
+            " WHERE length(embedding) = 0 OR length(embedding) % 4 <> 0"
+        ).fetchone()
+        if row and row[0]:
+            problems.append(f"{row[0]} memories have a vector that is not float32 values")
+        row = conn.execute(
+            "SELECT count(*) FROM dedup_reviews AS r"
+            " JOIN memories AS a ON a.id = r.first_id JOIN memories AS b ON b.id = r.second_id"
+            " WHERE a.store <> b.store"
+        ).fetchone()
+        if row and row[0]:
+            problems.append(f"{row[0]} reviewed duplicate pairs join two different stores")
         return problems
 
     # -- writes ------------------------------------------------------------
@@ -199,8 +226,11 @@ class PostgresStorage(DecisionsMixin, PredictionLogMixin):
             return []
         # Checked before the transaction: a refused item writes nothing.
         prepared = [_params(item) for item in items]
-        results: list[WriteResult] = []
-        with self._transaction("save memories", "memories") as conn:
+
+        # Run again as it is after a lost commit: a memory saved by the
+        # first try is then found "unchanged", which leaves the same rows.
+        def save(conn: Connection) -> list[WriteResult]:
+            results: list[WriteResult] = []
             for item, params in zip(items, prepared, strict=True):
                 row = conn.execute(_INSERT, params).fetchone()
                 if row is not None:
@@ -226,67 +256,99 @@ class PostgresStorage(DecisionsMixin, PredictionLogMixin):
                         (old.id, old.id),
                     )
                 results.append(WriteResult(_memory(new_row), "updated"))
-        return results
+            return results
+
+        return self._write("save memories", save, vectors="memories")
 
     def delete_memory(self, store: str, label: str) -> bool:
-        with self._transaction("delete a memory", "memories") as conn:
+        def delete(conn: Connection) -> bool:
             # Reviews go with it through ON DELETE CASCADE.
             cursor = conn.execute(
                 "DELETE FROM memories WHERE store = %s AND label = %s", (store, label)
             )
             return cursor.rowcount > 0
 
+        return self._write("delete a memory", delete, vectors="memories")
+
     def set_archived(self, store: str, label: str, archived: bool) -> Memory | None:
-        with self._transaction("archive a memory", "memories") as conn:
-            row = conn.execute(
-                _ARCHIVE, {"archived": archived, "store": store, "label": label}
-            ).fetchone()
+        params = {"archived": archived, "store": store, "label": label}
+        row = self._write(
+            "archive a memory",
+            lambda conn: conn.execute(_ARCHIVE, params).fetchone(),
+            vectors="memories",
+        )
         return None if row is None else _memory(row)
 
     def record_recall(self, ids: Sequence[int], when: datetime) -> None:
         if not ids:
             return
-        with self._transaction("count recalls") as conn:
+        wanted = [int(i) for i in ids]
+
+        def count(conn: Connection) -> None:
             # One statement adds in the database: recalls counted on two
             # machines at once are both kept.
             conn.execute(
                 "UPDATE memories SET recall_count = recall_count + 1, last_recalled_at = %s"
                 " WHERE id = ANY(%s)",
-                (when, [int(i) for i in ids]),
+                (when, wanted),
             )
+
+        # Adds: a retry after a lost commit must not count twice.
+        self._write("count recalls", count, once=Once(lambda _conn, _row: None))
 
     def set_embeddings(self, model: str, vectors: Sequence[tuple[int, Vector]]) -> None:
         rows = [(model, to_bytes(vector), int(memory_id)) for memory_id, vector in vectors]
         if not rows:
             return
-        with self._transaction("replace vectors", "memories") as conn, conn.cursor() as cursor:
+
+        def replace(conn: Connection) -> None:
             # updated_at stays: re-embedding is upkeep, not an edit. Unknown
             # ids match no row and are skipped.
-            cursor.executemany(
-                "UPDATE memories SET model = %s, embedding = %s, rev = nextval('memory_rev')"
-                " WHERE id = %s",
-                rows,
-            )
+            with conn.cursor() as cursor:
+                cursor.executemany(
+                    "UPDATE memories SET model = %s, embedding = %s, rev = nextval('memory_rev')"
+                    " WHERE id = %s",
+                    rows,
+                )
+
+        self._write("replace vectors", replace, vectors="memories")
 
     def mark_reviewed(self, first_id: int, second_id: int, verdict: Verdict = "different") -> None:
         low, high = sorted((int(first_id), int(second_id)))
         if low == high:
             raise ValueError(f"a memory cannot be its own duplicate (id {low})")
+
+        def review(conn: Connection) -> None:
+            # A memory deleted meanwhile is skipped: its pair no longer
+            # needs a review. The latest verdict replaces the old one.
+            conn.execute(
+                "INSERT INTO dedup_reviews (first_id, second_id, verdict, reviewed_at)"
+                " SELECT %(low)s, %(high)s, %(verdict)s, now()"
+                " WHERE (SELECT count(*) FROM memories WHERE id IN (%(low)s, %(high)s)) = 2"
+                " ON CONFLICT (first_id, second_id) DO UPDATE"
+                " SET verdict = excluded.verdict, reviewed_at = excluded.reviewed_at",
+                {"low": low, "high": high, "verdict": verdict},
+            )
+
         try:
-            with self._transaction("record a review") as conn:
-                # A memory deleted meanwhile is skipped: its pair no longer
-                # needs a review. The latest verdict replaces the old one.
-                conn.execute(
-                    "INSERT INTO dedup_reviews (first_id, second_id, verdict, reviewed_at)"
-                    " SELECT %(low)s, %(high)s, %(verdict)s, now()"
-                    " WHERE (SELECT count(*) FROM memories WHERE id IN (%(low)s, %(high)s)) = 2"
-                    " ON CONFLICT (first_id, second_id) DO UPDATE"
-                    " SET verdict = excluded.verdict, reviewed_at = excluded.reviewed_at",
-                    {"low": low, "high": high, "verdict": verdict},
-                )
+            self._write("record a review", review)
         except errors.ForeignKeyViolation:
             # Deleted on another machine between the check and the insert.
             return
+
+    def restore_memories(self, items: Sequence[tuple[Memory, Vector]]) -> list[bool]:
+        if not items:
+            return []
+        # Checked before the transaction: a refused item writes nothing.
+        rows = [_restored(memory, vector) for memory, vector in items]
+
+        # ON CONFLICT: a label already there (from this batch, another
+        # machine or a try whose commit was cut off) stays as it is, so the
+        # write may run again.
+        def restore(conn: Connection) -> list[bool]:
+            return [conn.execute(_RESTORE, row).fetchone() is not None for row in rows]
+
+        return self._write("restore memories", restore, vectors="memories")
 
     # -- reads -------------------------------------------------------------
     def get_memory(self, store: str, label: str) -> Memory | None:
@@ -343,19 +405,25 @@ class PostgresStorage(DecisionsMixin, PredictionLogMixin):
     def text_search(
         self, query: str, scope: Scope, limit: int, *, include_archived: bool = False
     ) -> list[ScoredId]:
-        expression = text.tsquery(text.words(query))
-        if expression is None or not scope.stores or limit <= 0:
+        if not text.words(query) or not scope.stores or limit <= 0:
             return []
-        rows = self._rows(
-            _TEXT_SEARCH,
-            {
+
+        def search(conn: Connection) -> list[Any]:
+            # The query's rarer words only (thatch_postgres.wordcounts), so
+            # that a common word does not make the server rank a third of the table.
+            expression = wordcounts.tsquery(conn, self._word_counts, query)
+            if expression is None:
+                return []
+            params = {
                 "query": expression,
                 "archived": include_archived,
                 "stores": list(scope.stores),
                 "branch": scope.branch,
                 "limit": limit,
-            },
-        )
+            }
+            return conn.execute(_TEXT_SEARCH, params).fetchall()
+
+        rows = self._read("search by words", search)
         return [ScoredId(memory_id, float(score)) for memory_id, score in rows]
 
     def embeddings(self, ids: Iterable[int], model: str) -> dict[int, Vector]:
@@ -401,37 +469,14 @@ class PostgresStorage(DecisionsMixin, PredictionLogMixin):
             held = cache.current(model, epoch)
         if held is not None:
             return held
-        with self._connection(action) as conn, self._cache_lock:
-            return cache.vectors(conn, model, epoch)
 
-    @contextmanager
-    def _connection(self, action: str) -> Iterator[Connection]:
-        with reporting(action, self.dsn), self._pool.connection() as conn:
-            yield conn
+        def read(conn: Connection) -> ModelVectors:
+            # The copy changes only once all its rows are read: a try cut
+            # short leaves it as it was.
+            with self._cache_lock:
+                return cache.vectors(conn, model, epoch)
 
-    @contextmanager
-    def _transaction(self, action: str, vectors: Table | None = None) -> Iterator[Connection]:
-        """One transaction: committed when the block ends normally, else rolled back whole.
-
-        A transaction that may change the ``vectors`` table's vectors locks
-        its generation row first (the trigger moves it anyway). Taken first,
-        before any row of the table, that lock makes such writers take turns
-        and can never close a deadlock with a row another writer holds.
-        """
-        try:
-            with self._connection(action) as conn, conn.transaction():
-                if vectors is not None:
-                    conn.execute(_LOCK_GENERATION, (vectors,))
-                yield conn
-        finally:
-            # Committed or not, this process's next search checks the server:
-            # it must see its own write before the notification arrives.
-            if vectors is not None:
-                listen.note_write(self.dsn, self.schema, vectors)
-
-    def _rows(self, query: LiteralString, params: Sequence[Any] | dict[str, Any]) -> list[Any]:
-        with self._connection("read") as conn:
-            return conn.execute(query, params).fetchall()
+        return self._read(action, read)
 
 
 def _params(item: NewMemory) -> dict[str, Any]:
@@ -444,6 +489,17 @@ def _params(item: NewMemory) -> dict[str, Any]:
         "embedding": to_bytes(item.embedding),
         "label_words": text.fold(item.label),
         "content_words": text.fold(item.content),
+    }
+
+
+def _restored(memory: Memory, vector: Vector) -> dict[str, Any]:
+    new = NewMemory(memory.store, memory.label, memory.content, memory.branch, memory.model, vector)
+    return _params(new) | {
+        "archived": bool(memory.archived),
+        "created_at": memory.created_at,
+        "updated_at": memory.updated_at,
+        "recall_count": int(memory.recall_count),
+        "last_recalled_at": memory.last_recalled_at,
     }
 
 

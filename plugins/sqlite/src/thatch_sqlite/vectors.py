@@ -5,7 +5,7 @@ matrix-vector product. Rows are grouped in one :class:`_Block` per
 (model, store): a search over a scope of a few stores reads only those
 stores' rows and never mixes models. A small store's block is a float32
 matrix searched exactly. A block that reaches :data:`QUANTIZE_AT` rows keeps
-int8 codes instead (:mod:`thatch_sqlite.quantized`): a quarter of the memory
+int8 codes instead (:mod:`thatch.plugin.quantized`): a quarter of the memory
 and of the bytes a search reads. Its scan only picks candidates, which are
 scored again from the float32 vectors SQLite stores, so every cosine a
 search returns is exact, and a memory deleted since the index last caught up
@@ -20,8 +20,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-
-from thatch_sqlite import quantized
+from thatch.plugin import quantized
 
 if TYPE_CHECKING:
     import numpy.typing as npt

@@ -1,11 +1,15 @@
 """Unit vectors as int8 codes, and the first-pass scan over them.
 
-A large store's vectors are kept as one signed byte per dimension instead of
-a float32: a quarter of the memory, and a quarter of the bytes a search must
-read. numpy has no fast int8 product (it loops in C without SIMD, slower than
-the float32 BLAS product it would replace), so the scan uses numkong's
-integer dot-product kernels. Its scores only choose candidates: the caller
-scores those again exactly from the stored float32 vectors.
+Shared by the storage backends that search vectors in memory (SQLite's
+index, PostgreSQL's copy of each model's vectors). A large set of vectors
+is scanned as one signed byte per dimension instead of a float32: a quarter
+of the bytes a search must read. numpy has no fast int8 product (it loops in
+C without SIMD, slower than the float32 BLAS product it would replace), so
+the scan uses numkong's integer dot-product kernels. Its scores only choose
+candidates: the caller scores those again exactly from float32 vectors.
+
+numkong is imported only by a scan (:func:`dots`): a package that scans
+lists it among its own dependencies, as thatch-sqlite does.
 """
 
 from __future__ import annotations
