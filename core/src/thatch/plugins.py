@@ -101,7 +101,7 @@ class PluginSelection:
             return f"remove '{name}' from [plugins] blocked in the config file"
         if self.allowed is not None:
             return f"add '{name}' to THATCH_LOAD_PLUGINS or unset it"
-        return f"install it: pip install thatch-{name} (or plain 'pip install thatch')"
+        return f"install it: pip install thatch-{name} (or 'pip install \"thatch[all]\"')"
 
 
 class ThatchPluginManager(pluggy.PluginManager):
