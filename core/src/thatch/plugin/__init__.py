@@ -12,7 +12,9 @@ readers), :mod:`thatch.plugin.jsonc` and :mod:`thatch.plugin.blocks` (the
 files setup edits), :mod:`thatch.plugin.launcher` (how a harness runs
 thatch), :mod:`thatch.plugin.sqlite` (SQLite that survives crashes and
 concurrent writers), :mod:`thatch.plugin.quantized` (int8 codes of unit
-vectors and their first-pass scan, for a backend that searches in memory).
+vectors and their first-pass scan, for a backend that searches in memory),
+:mod:`thatch.plugin.word_budget` (a query's words chosen rarest first within
+a budget of postings).
 
 Every name is imported on first use (PEP 562), so ``import thatch.plugin.errors``
 or ``from thatch.plugin import hookimpl`` costs only that module: the hook

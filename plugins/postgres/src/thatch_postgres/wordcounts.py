@@ -32,6 +32,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from thatch.plugin import word_budget
+
 from thatch_postgres import text
 
 if TYPE_CHECKING:
@@ -84,14 +86,7 @@ class WordCounts:
             for word in words
             if lexemes[word]
         }
-        chosen: set[str] = set()
-        total = 0.0
-        # sorted() is stable: equally common words keep the query's order.
-        for word, count in sorted(estimated.items(), key=lambda item: item[1]):
-            if total + count > MAX_POSTINGS:
-                break
-            chosen.add(word)
-            total += count
+        chosen = set(word_budget.affordable(estimated, MAX_POSTINGS))
         return [word for word in words if word in chosen]
 
     def _lexemes_of(self, conn: Connection, words: Sequence[str]) -> dict[str, tuple[str, ...]]:

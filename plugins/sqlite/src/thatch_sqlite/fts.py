@@ -22,6 +22,8 @@ import re
 import unicodedata
 from collections.abc import Collection, Mapping, Sequence
 
+from thatch.plugin import word_budget
+
 # \w is Unicode-aware for str patterns: letters and digits of any script, plus
 # "_". A token therefore never holds a double quote, so quoting it is safe.
 _WORD = re.compile(r"\w+")
@@ -63,21 +65,13 @@ def affordable(counts: Mapping[str, int], budget: int | None = None) -> list[str
 
     ``budget`` defaults to :data:`MAX_POSTINGS`. The counts may be a little
     out of date (see :mod:`thatch_sqlite.cache`), so a word counted in no
-    document is kept: it costs nothing if it is still in none.
+    document is kept: it costs nothing if it is still in none. The choice
+    itself is the one PostgreSQL makes too (:mod:`thatch.plugin.word_budget`).
 
     >>> affordable({"the": 90_000, "indent": 40, "python": 3000, "zzz": 0})
     ['zzz', 'indent', 'python']
     """
-    budget = MAX_POSTINGS if budget is None else budget
-    chosen: list[str] = []
-    total = 0
-    # sorted() is stable: equally common words keep the query's order.
-    for word, count in sorted(counts.items(), key=lambda item: item[1]):
-        if total + count > budget:
-            break
-        chosen.append(word)
-        total += count
-    return chosen
+    return word_budget.affordable(counts, MAX_POSTINGS if budget is None else budget)
 
 
 def adjacent_pairs(words: Sequence[str], chosen: Collection[str]) -> list[str]:
