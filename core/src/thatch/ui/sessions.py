@@ -10,6 +10,7 @@ sends the changed part of the page, rendered and escaped as the page is.
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -48,21 +49,25 @@ class Live:
     #: tab left open never pins a connection for days.
     stream_seconds: float = 300.0
     _store: SessionStore | None = None
+    # Pages and streams ask from the thread pool at once: the file is opened once.
+    _opening: threading.Lock = attrs.field(factory=threading.Lock)
 
     def store(self) -> SessionStore | None:
         """The session store, or None while no daemon has made the file yet."""
-        if self._store is None:
-            if not self.path.exists():
-                return None
-            from thatch.sessions import SessionStore
+        with self._opening:
+            if self._store is None:
+                if not self.path.exists():
+                    return None
+                from thatch.sessions import SessionStore
 
-            self._store = SessionStore(self.path)
-        return self._store
+                self._store = SessionStore(self.path)
+            return self._store
 
     def close(self) -> None:
-        if self._store is not None:
-            self._store.close()
-            self._store = None
+        with self._opening:
+            if self._store is not None:
+                self._store.close()
+                self._store = None
 
 
 @attrs.frozen
