@@ -27,10 +27,22 @@ A store of at least ``thatch_sqlite.vectors.QUANTIZE_AT`` memories is searched
 through int8 codes whose candidates are scored again exactly. To compare,
 every recall is also run on a second storage handle on the same file whose
 index keeps every store float32 (the exact search, as before the codes):
-"exact recall". Recall, exact recall and floor run back to back for each
-query, rotating which goes first. "R@20" is the share of the exact search's
-20 best (what recall takes from the meaning list) that the default search
-also returns.
+"exact recall". Hybrid recall runs its words search on a worker thread
+beside the query embedding and the meaning search, and splits an int8 scan
+of 32k rows or more between two threads; "in line" is the same recall with
+both on the caller's thread, as before. Recall, in line, exact recall and
+floor run back to back for each query, rotating which goes first. "R@20"
+is the share of the exact search's 20 best (what recall takes from the
+meaning list) that the default search also returns.
+
+``--words`` adds a table of words-search SQL at each size, timed in turn on
+every query, with every memory in scope and with the global store only (a
+tenth of them): the joined query (every match's memory row read for its
+scope, bm25 of those in scope), ``storage.text_search`` as it runs now, FTS5's
+own rank order with the scope read lazily, and the best 2 x 20 of all matches
+marked in scope, falling back to the joined query. ``--embed`` adds a table of
+the query embedding beside its parts (tokenizer, one ONNX run) and other
+onnxruntime sessions (threads, spinning).
 
 ``--variants`` adds a table of first-pass searches for the 20 best at each
 size, timed in turn on every query: the index (exact, and int8 with 1, 2 or 4
@@ -42,18 +54,22 @@ its build time and memory, its candidates re-scored from the float32 matrix.
     uv run python bench/recall_latency.py
     uv run python bench/recall_latency.py --sizes 1000,10000
     uv run python bench/recall_latency.py --sizes 100000 --variants
+    uv run python bench/recall_latency.py --sizes 100000 --words --embed
     uv run --with usearch python bench/recall_latency.py --sizes 100000 --variants --hnsw
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import os
+import sqlite3
 import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -63,10 +79,12 @@ from measure import percentile, proc_memory, timed
 from stop_words import without_stop_words
 from synthetic import sentences, unit_vectors, vocabulary, write_memories
 from thatch.api import Thatch
+from thatch.memory import recall as recall_module
 from thatch.memory.recall import recall as recall_in
 from thatch.plugin import quantized
 from thatch.plugin.records import GLOBAL_STORE, Scope
-from thatch_sqlite import vectors
+from thatch_sqlite import fts, vectors
+from thatch_sqlite.connect import DEFAULT_MMAP_BYTES
 from thatch_sqlite.storage import SQLiteStorage
 
 STORE = "bench/repo"
@@ -84,6 +102,7 @@ class Row:
     size: int
     recall: list[float]
     exact_recall: list[float]
+    in_line: list[float]
     floor: list[float]
     embed: list[float]
     vector: list[float]
@@ -94,6 +113,31 @@ class Row:
     exact_vector: list[float]
     overlap: list[float]
     quantized: bool
+
+
+class _InLine:
+    """A stand-in for recall's worker pool that runs each search on the caller's thread."""
+
+    def submit(self, fn: Callable[..., object], *args: object, **kwargs: object) -> object:
+        done = fn(*args, **kwargs)
+
+        class Done:
+            def result(self) -> object:
+                return done
+
+        return Done()
+
+
+@contextlib.contextmanager
+def in_line() -> Iterator[None]:
+    """Recall as it was before its parts overlapped: words search after the meaning
+    search on one thread, and every int8 scan on one thread."""
+    saved = recall_module._WORKERS, quantized.SPLIT_AT
+    recall_module._WORKERS, quantized.SPLIT_AT = _InLine(), sys.maxsize  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        recall_module._WORKERS, quantized.SPLIT_AT = saved
 
 
 def floor_search(th: Thatch, matrix: np.ndarray, query: str) -> np.ndarray:
@@ -119,7 +163,8 @@ def overlap(found: Sequence[int], truth: Sequence[int]) -> float:
 
 
 def measure(th: Thatch, exact: SQLiteStorage, matrix: np.ndarray, queries: Sequence[str]) -> Row:
-    """Time recall, exact recall and the floor on every query (rotating order), then the parts."""
+    """Time recall, exact recall, the floor and recall in line on every query (rotating order),
+    then the parts."""
     stores = (STORE, GLOBAL_STORE)
     scope = Scope(stores=stores, branch=th.branch)
     model = th.embedder.model_id
@@ -147,14 +192,18 @@ def measure(th: Thatch, exact: SQLiteStorage, matrix: np.ndarray, queries: Seque
     def floor(query: str) -> float:
         return timed(lambda: floor_search(th, matrix, query))
 
-    sides = (recall, exact_recall, floor)
+    def recall_in_line(query: str) -> float:
+        with in_line():
+            return recall(query)
+
+    sides = (recall, exact_recall, floor, recall_in_line)
     for query in queries[:WARMUP]:
         for side in sides:
             side(query)
-    times: list[list[float]] = [[], [], []]
+    times: list[list[float]] = [[] for _ in sides]
     for i, query in enumerate(queries):
-        for k in range(3):
-            side = (i + k) % 3
+        for k in range(len(sides)):
+            side = (i + k) % len(sides)
             times[side].append(sides[side](query))
 
     embed_ms, vector_ms, words_ms, content_ms, fetch_ms, product_ms = [], [], [], [], [], []
@@ -181,6 +230,7 @@ def measure(th: Thatch, exact: SQLiteStorage, matrix: np.ndarray, queries: Seque
         len(matrix),
         times[0],
         times[1],
+        times[3],
         times[2],
         embed_ms,
         vector_ms,
@@ -315,21 +365,205 @@ def measure_variants(
     return variants
 
 
+#: The words search as storage.text_search runs it: bm25 of every in-scope match.
+_WORDS_JOINED = """
+    SELECT m.id, bm25(memories_fts, 4.0, 1.0) AS score
+    FROM memories_fts JOIN memories AS m ON m.id = memories_fts.rowid
+    WHERE memories_fts MATCH ?
+      AND (? OR m.archived = 0) AND m.store IN (SELECT value FROM json_each(?))
+      AND (m.branch IS NULL OR m.branch = ?)
+    ORDER BY score, m.id LIMIT ?"""
+#: FTS5 ranks every match itself (ORDER BY rank); the scope is read only as far as needed.
+_WORDS_RANKED = """
+    SELECT m.id, memories_fts.rank
+    FROM memories_fts JOIN memories AS m ON m.id = memories_fts.rowid
+    WHERE memories_fts MATCH ? AND memories_fts.rank MATCH 'bm25(4.0, 1.0)'
+      AND (? OR m.archived = 0) AND m.store IN (SELECT value FROM json_each(?))
+      AND (m.branch IS NULL OR m.branch = ?)
+    ORDER BY memories_fts.rank"""
+#: The best ``k`` of every match, scope or not, each marked in scope or not.
+_WORDS_TOP = """
+    SELECT f.id, f.score, m.id IS NOT NULL FROM (
+        SELECT rowid AS id, bm25(memories_fts, 4.0, 1.0) AS score FROM memories_fts
+        WHERE memories_fts MATCH ? ORDER BY score, id LIMIT ?
+    ) AS f LEFT JOIN memories AS m ON m.id = f.id
+      AND (? OR m.archived = 0) AND m.store IN (SELECT value FROM json_each(?))
+      AND (m.branch IS NULL OR m.branch = ?)
+    ORDER BY f.score, f.id"""
+WordsSearch = Callable[[sqlite3.Connection, str, tuple[object, ...]], list[tuple[int, float]]]
+
+
+def words_joined(
+    conn: sqlite3.Connection, match: str, scope: tuple[object, ...]
+) -> list[tuple[int, float]]:
+    return conn.execute(_WORDS_JOINED, (match, *scope, DEPTH)).fetchall()
+
+
+def words_ranked(
+    conn: sqlite3.Connection, match: str, scope: tuple[object, ...]
+) -> list[tuple[int, float]]:
+    """Rows in rank order up to ``DEPTH``, plus any tied with the last, then (score, id)."""
+    rows: list[tuple[int, float]] = []
+    for row in conn.execute(_WORDS_RANKED, (match, *scope)):
+        if len(rows) >= DEPTH and row[1] != rows[-1][1]:
+            break
+        rows.append(row)
+    return sorted(rows, key=lambda row: (row[1], row[0]))[:DEPTH]
+
+
+def words_top(
+    conn: sqlite3.Connection, match: str, scope: tuple[object, ...]
+) -> list[tuple[int, float]]:
+    """The in-scope ones of the best ``2 x DEPTH`` of all matches, else the joined search.
+
+    Exact either way: an in-scope match above the last of the best 2 x DEPTH
+    is among them, and when there are fewer matches than that, all were read.
+    """
+    rows = conn.execute(_WORDS_TOP, (match, 2 * DEPTH, *scope)).fetchall()
+    kept = [(memory_id, score) for memory_id, score, in_scope in rows if in_scope]
+    if len(kept) >= DEPTH or len(rows) < 2 * DEPTH:
+        return kept[:DEPTH]
+    return words_joined(conn, match, scope)
+
+
+def measure_words(th: Thatch, queries: Sequence[str]) -> list[tuple[str, list[float], int]]:
+    """Each words-search SQL on every query in turn, in the full scope and the global store only.
+
+    The MATCH expression is the one storage.text_search builds (rarest words
+    within fts.MAX_POSTINGS). A variant's mismatches are queries whose 20 ids
+    or scores differ from the joined search's. The connection maps the file
+    as the storage's does.
+    """
+    conn = sqlite3.connect(th.config.db_path)
+    conn.execute(f"PRAGMA mmap_size = {DEFAULT_MMAP_BYTES}")
+    counts = {
+        word.casefold(): conn.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)",
+            (fts.phrase(word), fts.MAX_POSTINGS + 1),
+        ).fetchone()[0]
+        for query in queries
+        for word in fts.words(query)
+    }
+    matches = {
+        match: query
+        for query in queries
+        if (
+            match := fts.match_expression(
+                fts.affordable({word: counts[word.casefold()] for word in fts.words(query)})
+            )
+        )
+    }
+    storage = th.memory_storage
+
+    def text_search(_conn: sqlite3.Connection, match: str, scope: tuple[object, ...]):
+        stores = tuple(json.loads(str(scope[1])))
+        found = storage.text_search(matches[match], Scope(stores, th.branch), DEPTH)
+        return [(hit.id, -hit.score) for hit in found]
+
+    searches: list[tuple[str, WordsSearch]] = [
+        ("joined (storage.text_search before)", words_joined),
+        ("storage.text_search (now)", text_search),
+        ("ranked by FTS5, scope read lazily", words_ranked),
+        ("best 2x20 of all, then scope; else joined", words_top),
+    ]
+    table: list[tuple[str, list[float], int]] = []
+    for label, stores in (
+        ("all in scope", (STORE, GLOBAL_STORE)),
+        ("global only", (GLOBAL_STORE,)),
+    ):
+        scope = (False, json.dumps(th.stores_for(stores)), th.branch)
+        times: list[list[float]] = [[] for _ in searches]
+        wrong = [0 for _ in searches]
+        for i, match in enumerate(matches):
+            truth = words_joined(conn, match, scope)
+            for k in range(len(searches)):
+                j = (i + k) % len(searches)
+                search = searches[j][1]
+                times[j].append(timed(lambda f=search, m=match, s=scope: f(conn, m, s)))
+                wrong[j] += search(conn, match, scope) != truth
+        table += [
+            (f"{label}: {name}", t, w)
+            for (name, _), t, w in zip(searches, times, wrong, strict=True)
+        ]
+    conn.close()
+    return table
+
+
+def measure_embed(th: Thatch, queries: Sequence[str]) -> list[tuple[str, list[float]]]:
+    """embed_query beside its parts and other onnxruntime sessions of the same model, in turn.
+
+    Reaches into fastembed (the query model's tokenizer and session): the
+    parts are the tokenizer alone and one run of the session on the tokens;
+    the other sessions differ in threads and in whether their workers spin.
+    """
+    import onnxruntime as ort
+
+    embedder = th.embedder
+    embedder.embed_query("warm up")
+    inner = embedder._query_model.model  # type: ignore[attr-defined]
+    session, tokenizer = inner.model, inner.tokenizer
+
+    def other(threads: int, spin: bool) -> ort.InferenceSession:
+        options = ort.SessionOptions()
+        options.intra_op_num_threads, options.inter_op_num_threads = threads, 1
+        options.add_session_config_entry("session.intra_op.allow_spinning", str(int(spin)))
+        return ort.InferenceSession(session._model_path, options, providers=session.get_providers())
+
+    def feeds(query: str) -> dict[str, np.ndarray]:
+        encoded = tokenizer.encode(query)
+        ids = np.array([encoded.ids], dtype=np.int64)
+        mask = np.array([encoded.attention_mask], dtype=np.int64)
+        return {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+
+    runs = [
+        ("session, 2 threads, no spinning (the query session)", session),
+        ("session, 1 thread", other(1, False)),
+        ("session, 2 threads, spinning", other(2, True)),
+    ]
+    calls: list[tuple[str, Callable[[str], object]]] = [
+        ("embed_query", embedder.embed_query),
+        ("tokenize alone", feeds),
+        *((name, lambda q, s=run: s.run(None, feeds(q))) for name, run in runs),
+    ]
+    lengths = [len(tokenizer.encode(query).ids) for query in queries]
+    print(f"query word pieces: p50 {statistics.median(lengths):g}, max {max(lengths)}")
+    times: list[list[float]] = [[] for _ in calls]
+    for query in queries[:WARMUP]:
+        for _, call in calls:
+            call(query)
+    for i, query in enumerate(queries):
+        for k in range(len(calls)):
+            j = (i + k) % len(calls)
+            times[j].append(timed(lambda f=calls[j][1], q=query: f(q)))
+    return [(name, spent) for (name, _), spent in zip(calls, times, strict=True)]
+
+
+def print_embed(table: Sequence[tuple[str, list[float]]]) -> None:
+    """The query embedding table."""
+    print("\nquery embedding (ms; sessions include tokenizing):")
+    print(f"{'call':<52} | {'p50':>7} {'p95':>7}")
+    for name, spent in table:
+        print(f"{name:<52} | {percentile(spent, 50):>7.3f} {percentile(spent, 95):>7.3f}")
+
+
 def print_rows(rows: Sequence[Row]) -> None:
     """The results table and the goals."""
     print(
-        f"{'memories':>9} {'int8':>4} | {'recall p50':>10} {'p95':>7} | {'exact p50':>9} "
+        f"{'memories':>9} {'int8':>4} | {'recall p50':>10} {'p95':>7} | "
+        f"{'in line p50':>11} {'p95':>7} | {'exact p50':>9} "
         f"{'p95':>7} | {'floor p50':>9} {'p95':>7} | {'ratio p50':>9} {'p95':>5} | "
         f"{'embed':>6} {'vector':>7} {'exact':>6} {'R@20':>5} {'words':>7} {'words-sw':>8} "
         f"{'fetch':>6} {'numpy':>6}"
     )
-    print("-" * 150)
+    print("-" * 172)
     for r in rows:
         p50, p95 = percentile(r.recall, 50), percentile(r.recall, 95)
         e50, e95 = percentile(r.exact_recall, 50), percentile(r.exact_recall, 95)
+        i50, i95 = percentile(r.in_line, 50), percentile(r.in_line, 95)
         f50, f95 = percentile(r.floor, 50), percentile(r.floor, 95)
         print(
             f"{r.size:>9,} {'yes' if r.quantized else 'no':>4} | {p50:>10.2f} {p95:>7.2f} | "
+            f"{i50:>11.2f} {i95:>7.2f} | "
             f"{e50:>9.2f} {e95:>7.2f} | {f50:>9.2f} {f95:>7.2f} "
             f"| {p50 / f50:>9.2f} {p95 / f95:>5.2f} | {statistics.median(r.embed):>6.2f} "
             f"{statistics.median(r.vector):>7.2f} {statistics.median(r.exact_vector):>6.2f} "
@@ -339,8 +573,11 @@ def print_rows(rows: Sequence[Row]) -> None:
         )
     print(
         "ms; int8 = the repository store is past QUANTIZE_AT; recall = th.recall incl. query "
-        "embedding;\nexact = the same recall on a handle whose index keeps float32 (the exact "
-        "search); floor = embed + numpy product + argpartition;\nparts (p50): embed = "
+        "embedding;\nin line = the same with its words search after the meaning search on one "
+        "thread and each int8 scan on one thread (as before they overlapped);\n"
+        "exact = the same recall on a handle whose index "
+        "keeps float32 (the exact search); floor = embed + numpy product + argpartition;\n"
+        "parts (p50): embed = "
         "embed_query, vector = storage.vector_search (20 best), exact = the same on the exact "
         "handle,\nR@20 = mean share of the exact 20 best found, words = storage.text_search, "
         "words-sw = storage.text_search of the query\nwithout English stop words (not what "
@@ -370,6 +607,14 @@ def print_variants(size: int, variants: Sequence[Variant]) -> None:
         )
 
 
+def print_words(size: int, table: Sequence[tuple[str, list[float], int]]) -> None:
+    """The words-search table of one size."""
+    print(f"\nwords search SQL for the {DEPTH} best at {size:,} memories (ms):")
+    print(f"{'search':<62} | {'p50':>7} {'p95':>7} | mismatches")
+    for name, times, wrong in table:
+        print(f"{name:<62} | {percentile(times, 50):>7.3f} {percentile(times, 95):>7.3f} | {wrong}")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Fill a throw-away home size by size and time recall at each size."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -377,6 +622,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--queries", type=int, default=200, help="timed queries per size")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--variants", action="store_true", help="also time first-pass variants")
+    parser.add_argument("--embed", action="store_true", help="also time query embedding parts")
+    parser.add_argument("--words", action="store_true", help="also time words-search SQL")
     parser.add_argument("--hnsw", action="store_true", help="with --variants: an HNSW graph too")
     args = parser.parse_args(argv)
     sizes = sorted({int(s) for s in args.sizes.split(",") if s.strip()})
@@ -386,7 +633,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     vocab = vocabulary(DATA, 3000, rng)
 
     print(f"load average at start: {os.getloadavg()[0]:.2f} ({os.cpu_count()} CPUs)")
-    rows, tables = [], []
+    rows, tables, words_tables = [], [], []
+    embed_table: list[tuple[str, list[float]]] = []
     with (
         tempfile.TemporaryDirectory(prefix="thatch-latency-") as home,
         thatch.open(home=home) as th,
@@ -404,13 +652,21 @@ def main(argv: Sequence[str] | None = None) -> int:
             matrix = np.concatenate([matrix, fresh])
             print(f"  {size:,} memories written in {time.perf_counter() - start:.1f} s")
             rows.append(measure(th, exact, matrix, queries))
+            if args.words:
+                words_tables.append((size, measure_words(th, queries)))
             if args.variants:
                 tables.append((size, measure_variants(th, exact, matrix, queries, args.hnsw)))
+        if args.embed:
+            embed_table = measure_embed(th, queries)
         exact.close()
     print(f"load average at end: {os.getloadavg()[0]:.2f}\n")
     print_rows(rows)
     for size, variants in tables:
         print_variants(size, variants)
+    for size, words_table in words_tables:
+        print_words(size, words_table)
+    if embed_table:
+        print_embed(embed_table)
     return 0
 
 

@@ -204,3 +204,23 @@ class TestEveryStoreQuantized(MemoryStorageContract):
 
     def open_backend(self, directory: Path) -> Any:
         return SQLiteStorage(directory / "thatch.db")
+
+
+def test_a_scan_split_between_threads_gives_every_rows_product(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from thatch.plugin import quantized
+
+    rng = np.random.default_rng(11)
+    matrix = _unit(rng, 1001)  # odd, so the halves differ in size
+    scale = quantized.scale_for(matrix)
+    codes = quantized.encode(matrix, scale)
+    query = quantized.encode(_unit(rng, 1)[0], scale)
+    expected = codes.astype(np.int64) @ query.astype(np.int64)
+    monkeypatch.setattr(quantized, "SPLIT_AT", 10)
+    split = quantized.dots(query, codes)
+    monkeypatch.setattr(quantized, "SPLIT_AT", 10**9)
+    whole = quantized.dots(query, codes)
+    assert split.shape == whole.shape == (1001,)
+    np.testing.assert_array_equal(split, expected)
+    np.testing.assert_array_equal(whole, expected)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Literal
 
@@ -17,6 +18,9 @@ _MODE_WORDS_WEIGHT: dict[str, float] = {"vector": 0.0, "words": 1.0}
 #: so a memory ranked low by one signal can still be lifted by the other.
 CANDIDATE_FACTOR = 4
 MIN_CANDIDATES = 20
+#: Threads that run words searches beside the embedding; a daemon serves a
+#: few recalls at once at most, and a busy pool only queues the search.
+_WORKERS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="thatch-words")
 
 
 def recall(
@@ -41,19 +45,26 @@ def recall(
         return []
     depth = max(limit * CANDIDATE_FACTOR, MIN_CANDIDATES)
     model = embedder.model_id
+    # The words search needs no embedding: in hybrid mode it runs on a worker
+    # thread while this one embeds the query and searches by meaning (the
+    # model run, SQLite and a PostgreSQL round trip all release the GIL).
+    words = (
+        _WORKERS.submit(storage.text_search, query, scope, depth, include_archived=include_archived)
+        if mode == "hybrid"
+        else None
+    )
     vector = embedder.embed_query(query)
     by_meaning = (
         storage.vector_search(vector, model, scope, depth, include_archived=include_archived)
         if mode != "words"
         else []
     )
-    # Run after the embedding, not beside it: on two cores a parallel words
-    # search measured no faster (bench/recall_latency.py, 100k memories).
-    by_words = (
-        storage.text_search(query, scope, depth, include_archived=include_archived)
-        if mode != "vector"
-        else []
-    )
+    if words is not None:
+        by_words = words.result()
+    elif mode == "words":
+        by_words = storage.text_search(query, scope, depth, include_archived=include_archived)
+    else:
+        by_words = []
 
     cosine = {hit.id: hit.score for hit in by_meaning}
     missing = [hit.id for hit in by_words if hit.id not in cosine]

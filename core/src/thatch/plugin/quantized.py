@@ -14,6 +14,7 @@ lists it among its own dependencies, as thatch-sqlite does.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -27,6 +28,9 @@ if TYPE_CHECKING:
 _TOP = 127
 #: Rows coded per step: bounds the float32 temporaries to a few MB.
 SLAB = 4096
+#: Rows from which a scan is split between two threads.
+SPLIT_AT = 32768
+_SCANNERS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="thatch-scan")
 
 
 def scale_for(matrix: npt.NDArray[np.float32]) -> float:
@@ -67,4 +71,13 @@ def dots(query: Codes, codes: Codes) -> npt.NDArray[np.float64]:
     # Imported here: only a store past the quantizing size needs the kernels.
     import numkong
 
-    return np.asarray(numkong.cdist(query[None, :], codes, metric="dot")).reshape(-1)
+    one = query[None, :]
+    if len(codes) < SPLIT_AT:
+        return np.asarray(numkong.cdist(one, codes, metric="dot")).reshape(-1)
+    # A large scan reads more memory than one core can pull in: the second
+    # half goes to another thread (the kernel releases the GIL) while this
+    # one scans the first.
+    half = len(codes) // 2
+    later = _SCANNERS.submit(numkong.cdist, one, codes[half:], metric="dot")
+    first = np.asarray(numkong.cdist(one, codes[:half], metric="dot")).reshape(-1)
+    return np.concatenate([first, np.asarray(later.result()).reshape(-1)])

@@ -32,7 +32,13 @@ VERDICTS: tuple[Verdict, ...] = ("same", "different")
 
 @runtime_checkable
 class MemoryStorage(Protocol):
-    """A place that keeps memories durably and searches them."""
+    """A place that keeps memories durably and searches them.
+
+    Its methods are called from several threads at once (the daemon serves
+    each connection on a thread, and hybrid recall runs :meth:`text_search`
+    on a worker beside :meth:`vector_search`), so a backend guards what it
+    shares.
+    """
 
     #: Short backend name shown by ``thatch stores --json`` and ``doctor``.
     backend: str

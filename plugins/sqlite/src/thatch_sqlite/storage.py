@@ -83,6 +83,26 @@ _RESTORE = """
         :created_at, :updated_at, :recall_count, :last_recalled_at)
     ON CONFLICT (store, label) DO NOTHING
 """
+# The best of every match first, each marked in scope or not: when most
+# matches are in scope this skips reading the memory row of every match (about
+# half of what the joined search costs), and it is exact whenever enough of the
+# best are in scope or there are no more matches (see text_search).
+_TEXT_SEARCH_BEST = """
+    SELECT f.id, f.score, m.id IS NOT NULL
+    FROM (
+        SELECT rowid AS id, bm25(memories_fts, 4.0, 1.0) AS score
+        FROM memories_fts WHERE memories_fts MATCH ?
+        ORDER BY score, id
+        LIMIT ?
+    ) AS f
+    LEFT JOIN memories AS m ON m.id = f.id
+      AND (? OR m.archived = 0)
+      AND m.store IN (SELECT value FROM json_each(?))
+      AND (m.branch IS NULL OR m.branch = ?)
+    ORDER BY f.score, f.id
+"""
+#: How many times the results asked for :data:`_TEXT_SEARCH_BEST` reads.
+_BEST_FACTOR = 2
 # The vector index holds unarchived memories only; the few archived ones a
 # search asks for are compared one by one.
 _ARCHIVED_VECTORS = """
@@ -310,22 +330,48 @@ class SQLiteStorage(DecisionsMixin, PredictionLogMixin):
             if len(blob) == 4 * len(vector)
         ]
 
+    #: Scopes (stores, branch, archived) whose words searches go straight to the
+    #: joined query: once too few of the best matches were in scope, their
+    #: memories are a small share of the file, where the joined query costs less.
+    _scattered_scopes: frozenset[tuple[tuple[str, ...], str | None, bool]] = frozenset()
+
     def text_search(
         self, query: str, scope: Scope, limit: int, *, include_archived: bool = False
     ) -> list[ScoredId]:
         words = fts.words(query)
         if not words or not scope.stores or limit <= 0:
             return []
+        in_scope = (include_archived, json.dumps(scope.stores), scope.branch)
+        key = (tuple(scope.stores), scope.branch, include_archived)
         with self._lock:
             expression = fts.match_expression(fts.affordable(self._cache.doc_counts(words)))
             if expression is None:
                 return []
-            rows = self._conn.execute(
-                _TEXT_SEARCH,
-                (expression, include_archived, json.dumps(scope.stores), scope.branch, limit),
-            ).fetchall()
+            rows = None
+            if key not in self._scattered_scopes:
+                rows = self._best_in_scope(expression, in_scope, limit)
+                if rows is None:
+                    self._scattered_scopes |= {key}
+            if rows is None:
+                rows = self._conn.execute(_TEXT_SEARCH, (expression, *in_scope, limit)).fetchall()
         # bm25 is lower-is-better; negated, scores grow with quality.
         return [ScoredId(memory_id, -score) for memory_id, score in rows]
+
+    def _best_in_scope(
+        self, expression: str, in_scope: tuple[bool, str, str | None], limit: int
+    ) -> list[tuple[int, float]] | None:
+        """The joined query's rows, from the best matches alone; None when they cannot tell.
+
+        An in-scope match that ranks above the last of the best is among
+        them, so their first ``limit`` in scope are the answer; and when
+        fewer matches than asked came back, every match was read.
+        """
+        wanted = _BEST_FACTOR * limit
+        rows = self._conn.execute(_TEXT_SEARCH_BEST, (expression, wanted, *in_scope)).fetchall()
+        kept = [(memory_id, score) for memory_id, score, inside in rows if inside]
+        if len(kept) >= limit or len(rows) < wanted:
+            return kept[:limit]
+        return None
 
     def embeddings(self, ids: Iterable[int], model: str) -> dict[int, Vector]:
         rows = self._fetchall(
