@@ -68,7 +68,21 @@ also returns):
 
     uv run python bench/postgres_recall.py
     uv run python bench/postgres_recall.py --sizes 10000 --queries 100 --rounds 3
+``--layouts`` times, per size, the backend's words search SQL with the
+affordable words on each table it could read: ``memories`` with a GIN index
+of its own (the wide rows, as before migration 6), a copy of ``memories``
+without the vector (the vector in a table of its own), and
+``memory_words`` (what the backend reads), each prepared (psycopg's
+default: the server's generic plan from the fifth run on) and not (what
+the backend does); and prints the sizes of a copy
+of ``memories`` whose table asks PostgreSQL to move the vector out
+(``toast_tuple_target``, storage EXTERNAL, rewritten). See
+:func:`measure_layouts`.
+
+    uv run python bench/postgres_recall.py
+    uv run python bench/postgres_recall.py --sizes 10000 --queries 100 --rounds 3
     uv run python bench/postgres_recall.py --sizes 100000 --variants
+    uv run python bench/postgres_recall.py --sizes 100000 --layouts
 """
 
 from __future__ import annotations
@@ -99,7 +113,9 @@ from thatch.api import Thatch
 from thatch.config import plugin_tables
 from thatch.memory.recall import RecallMode
 from thatch.plugin.records import GLOBAL_STORE, NewMemory, Scope
+from thatch_postgres import storage as pg_storage
 from thatch_postgres import text, wordcounts
+from thatch_postgres.migrations import MIGRATIONS, migrate
 from thatch_postgres.storage import PostgresStorage
 from thatch_postgres.vectors import ModelVectors
 from thatch_sqlite.storage import SQLiteStorage
@@ -119,11 +135,51 @@ ALL_ROWS = (
 #: The backend's words query (thatch_postgres.storage), on a connection of its own.
 _WORDS_SEARCH = """
     SELECT m.id, ts_rank('{0.25, 0.25, 0.25, 1.0}', m.search, q.query) AS score
-    FROM memories AS m, (SELECT to_tsquery('english', %(query)s) AS query) AS q
+    FROM memory_words AS m, (SELECT to_tsquery('english', %(query)s) AS query) AS q
     WHERE m.search @@ q.query AND NOT m.archived AND m.store = ANY(%(stores)s)
       AND (m.branch IS NULL OR m.branch = %(branch)s)
     ORDER BY score DESC, m.id LIMIT %(limit)s
 """
+#: Where the words search may read its rows (--layouts): table, and the SQL that makes it.
+LAYOUTS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    (
+        "memories (wide rows, as before)",
+        "memories",
+        ("CREATE INDEX layout_wide_search ON memories USING gin (search)",),
+    ),
+    (
+        "memories without the vector (b)",
+        "layout_no_vector",
+        (
+            "CREATE TABLE layout_no_vector AS SELECT id, store, label, content, branch,"
+            " archived, model, search, created_at, updated_at, recall_count,"
+            " last_recalled_at, rev FROM memories",
+            "CREATE INDEX ON layout_no_vector USING gin (search)",
+            "VACUUM ANALYZE layout_no_vector",
+        ),
+    ),
+    ("memory_words (a, the backend's)", "memory_words", ()),
+)
+#: (c): the vector moved out of the row by the table's TOAST settings, if PostgreSQL does.
+TOAST_LAYOUT = (
+    "CREATE TABLE layout_toast (LIKE memories) WITH (toast_tuple_target = 128)",
+    "ALTER TABLE layout_toast ALTER COLUMN embedding SET STORAGE EXTERNAL",
+    "INSERT INTO layout_toast OVERRIDING SYSTEM VALUE SELECT * FROM memories",
+    "VACUUM FULL layout_toast",
+)
+_SIZES = (
+    "SELECT pg_relation_size(%(t)s::regclass), pg_table_size(%(t)s::regclass)"
+    " - pg_relation_size(%(t)s::regclass), pg_indexes_size(%(t)s::regclass)"
+)
+_DROP_LAYOUTS = (
+    "DROP INDEX IF EXISTS layout_wide_search",
+    "DROP TABLE IF EXISTS layout_no_vector",
+    "DROP TABLE IF EXISTS layout_toast",
+)
+LAYOUT_ROUNDS = 2
+#: Memories per batch and batches of the write cost with and without memory_words (--layouts).
+WRITE_COST_BATCH = 1000
+WRITE_COST_ROUNDS = 6
 #: Memories written one at a time, each followed by a vector search (after_writes).
 AFTER_WRITE_ROUNDS = 10
 AFTER_WRITE_STORE = "bench/after-write"
@@ -357,7 +413,7 @@ def measure_variants(
         if expression is None:
             return []
         params = {"query": expression, "stores": list(stores), "branch": None, "limit": DEPTH}
-        return [row[0] for row in conn.execute(_WORDS_SEARCH, params).fetchall()]
+        return [row[0] for row in conn.execute(_WORDS_SEARCH, params, prepare=False).fetchall()]
 
     def at_budget(query: str, _vector: np.ndarray, budget: int) -> list[int]:
         kept = wordcounts.MAX_POSTINGS
@@ -428,6 +484,139 @@ def measure_variants(
     return variants
 
 
+@dataclass
+class Layout:
+    """One table the words search may read, its sizes (MB) and its timings (ms)."""
+
+    name: str
+    table: str
+    #: psycopg's default (prepared from the fifth run on, so the server's generic plan), or never.
+    prepare: bool | None
+    heap_mb: float = 0.0
+    toast_mb: float = 0.0
+    index_mb: float = 0.0
+    times: list[float] = field(default_factory=list)
+    same: list[float] = field(default_factory=list)
+
+
+def measure_layouts(dsn: str, queries: Sequence[str]) -> tuple[list[Layout], tuple[float, ...]]:
+    """The backend's words search SQL on each table of ``LAYOUTS``, with the affordable words.
+
+    Each table twice: through psycopg's default, which prepares a statement
+    from its fifth run on (the server then runs its generic plan, as the
+    backend did before it asked for no preparing), and never prepared.
+    Layout by layout (a block each, rotating which goes first, ``LAYOUT_ROUNDS``
+    rounds): one untimed pass over the queries, so that what fits in the
+    server's buffers is there, then a timed pass. Interleaving query by query
+    would make the tables evict each other, which no real server does. R@20
+    against memory_words (the same rows, so 1.000 unless the plans differ).
+    Also (c): the sizes of a copy of memories with ``toast_tuple_target =
+    128`` and the vector's storage EXTERNAL, rewritten, and of its vectors.
+    """
+    stores = [STORE, GLOBAL_STORE]
+    conn = psycopg.connect(dsn, autocommit=True, options=f"-c search_path={SCHEMA}")
+    layouts = [
+        Layout(f"{name}{'' if prepare is False else ', prepared'}", table, prepare)
+        for name, table, _ in LAYOUTS
+        for prepare in (None, False)
+    ]
+    for _, _, statements in LAYOUTS:
+        for statement in statements:
+            conn.execute(statement)
+    for statement in TOAST_LAYOUT:
+        conn.execute(statement)
+
+    def sizes(table: str) -> tuple[float, float, float]:
+        row = conn.execute(_SIZES, {"t": table}).fetchone()
+        assert row is not None
+        return (row[0] / 1e6, row[1] / 1e6, row[2] / 1e6)
+
+    for layout in layouts:
+        layout.heap_mb, layout.toast_mb, layout.index_mb = sizes(layout.table)
+    toast_row = conn.execute("SELECT avg(pg_column_size(embedding)) FROM layout_toast").fetchone()
+    toast = (*sizes("layout_toast"), float(toast_row[0]) if toast_row else 0.0)
+    counts = wordcounts.WordCounts()
+    expressions = [wordcounts.tsquery(conn, counts, q) for q in queries]
+
+    def search(table: str, expression: str, prepare: bool | None = False) -> list[int]:
+        sql = _WORDS_SEARCH.replace("FROM memory_words AS m", f"FROM {table} AS m")
+        params = {"query": expression, "stores": stores, "branch": None, "limit": DEPTH}
+        return [row[0] for row in conn.execute(sql, params, prepare=prepare).fetchall()]
+
+    truth = {e: search("memory_words", e) for e in expressions if e is not None}
+    for r in range(LAYOUT_ROUNDS):
+        for k in range(len(layouts)):
+            layout = layouts[(r + k) % len(layouts)]
+            for expression in truth:
+                search(layout.table, expression, layout.prepare)
+            for expression, best in truth.items():
+                layout.times.append(
+                    timed(lambda t=layout.table, e=expression, p=layout.prepare: search(t, e, p))
+                )
+                layout.same.append(overlap(search(layout.table, expression, layout.prepare), best))
+    for statement in _DROP_LAYOUTS:
+        conn.execute(statement)
+    conn.close()
+    return layouts, toast
+
+
+def write_cost(dsn: str, dim: int, vocab: Any, rng: np.random.Generator) -> dict[str, list[float]]:
+    """Ms per memory of a batch of ``WRITE_COST_BATCH`` saves, without and with memory_words.
+
+    The backend's INSERT (``thatch_postgres.storage``) in one transaction,
+    into two fresh schemas: one at migration 5 (the wide rows' GIN index, no
+    words table), one at the latest (the triggers fill memory_words and its
+    index); ``WRITE_COST_ROUNDS`` rounds, alternating which goes first.
+    """
+    times: dict[str, list[float]] = {}
+    conns: dict[str, psycopg.Connection[Any]] = {}
+    for name, steps in (("before", MIGRATIONS[:5]), ("memory_words", MIGRATIONS)):
+        schema = f"{SCHEMA}_write_{name}"
+        conn = psycopg.connect(dsn, autocommit=True)
+        conn.execute(f"CREATE SCHEMA {schema}")
+        conn.execute(f"SET search_path TO {schema}")
+        migrate(conn, schema, steps)
+        conns[name], times[name] = conn, []
+    for r in range(WRITE_COST_ROUNDS):
+        vectors = unit_vectors(WRITE_COST_BATCH, dim, rng)
+        contents = sentences(vocab, WRITE_COST_BATCH, rng)
+        params = [
+            pg_storage._params(NewMemory(STORE, f"w-{r}-{i}", text_, None, "m", vectors[i]))
+            for i, text_ in enumerate(contents)
+        ]
+        for name in list(conns) if r % 2 == 0 else list(conns)[::-1]:
+            conn = conns[name]
+            start = time.perf_counter()
+            with conn.transaction():
+                for one in params:
+                    conn.execute(pg_storage._INSERT, one)
+            times[name].append((time.perf_counter() - start) * 1000 / WRITE_COST_BATCH)
+    for name, conn in conns.items():
+        conn.execute(f"DROP SCHEMA {SCHEMA}_write_{name} CASCADE")
+        conn.close()
+    return times
+
+
+def print_layouts(size: int, layouts: Sequence[Layout], toast: tuple[float, ...]) -> None:
+    """The layouts table of one size."""
+    print(f"\nwords search by table at {size:,} memories (the backend's SQL, affordable words):")
+    print(
+        f"{'table':<44} | {'heap MB':>7} {'toast':>6} {'index':>6} | {'p50':>6} {'p95':>6} | R@20"
+    )
+    for layout in layouts:
+        print(
+            f"{layout.name:<44} | {layout.heap_mb:>7.1f} {layout.toast_mb:>6.1f} "
+            f"{layout.index_mb:>6.1f} | {p50(layout.times):>6.2f} {p95(layout.times):>6.2f} | "
+            f"{statistics.mean(layout.same):.3f}"
+        )
+    heap, toasted, index, vector = toast
+    print(
+        f"(c) memories with toast_tuple_target=128, embedding STORAGE EXTERNAL, VACUUM FULL: "
+        f"heap {heap:.1f} MB, toast {toasted:.1f} MB, index {index:.1f} MB, "
+        f"vector {vector:.0f} bytes in the row"
+    )
+
+
 def overlap(found: Sequence[int], truth: Sequence[int]) -> float:
     """Share of ``truth`` in ``found``."""
     return len(set(found) & set(truth)) / len(truth) if truth else 1.0
@@ -448,10 +637,11 @@ def print_variants(size: int, variants: Sequence[Variant]) -> None:
 
 
 def vacuum(dsn: str) -> float:
-    """VACUUM ANALYZE the schema's memories (as autovacuum would); seconds it took."""
+    """VACUUM ANALYZE the schema's memories and their words (as autovacuum would); seconds."""
     with psycopg.connect(dsn, autocommit=True, options=f"-c search_path={SCHEMA}") as conn:
         start = time.perf_counter()
         conn.execute("VACUUM ANALYZE memories")
+        conn.execute("VACUUM ANALYZE memory_words")
         return time.perf_counter() - start
 
 
@@ -534,6 +724,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--explain", action="store_true", help="print a words search's plan")
     parser.add_argument("--variants", action="store_true", help="also time candidate fixes")
+    parser.add_argument(
+        "--layouts", action="store_true", help="also time the words search on other tables"
+    )
     args = parser.parse_args(argv)
     sizes = sorted({int(s) for s in args.sizes.split(",") if s.strip()})
     rng = np.random.default_rng(args.seed)
@@ -545,6 +738,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"load average at start: {os.getloadavg()[0]:.2f} ({os.cpu_count()} CPUs)")
     rows: list[Row] = []
     tables: list[tuple[int, list[Variant]]] = []
+    layout_tables: list[tuple[int, list[Layout], tuple[float, ...]]] = []
     with (
         pg_cluster.running_server() as server,
         tempfile.TemporaryDirectory(prefix="thatch-pg-recall-") as folder,
@@ -584,6 +778,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             rows.append(row)
             if args.variants:
                 tables.append((size, measure_variants(homes, dsn, queries, embedder)))
+            if args.layouts:
+                layout_tables.append((size, *measure_layouts(dsn, queries)))
+        if args.layouts:
+            writes = write_cost(dsn, dim, vocab, rng)
         for th in homes.values():
             th.close()
         base.close()
@@ -591,6 +789,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     print_rows(rows)
     for size, variants in tables:
         print_variants(size, variants)
+    for size, layouts, toast in layout_tables:
+        print_layouts(size, layouts, toast)
+    if args.layouts:
+        print(
+            f"\nsaving memories ({WRITE_COST_ROUNDS} batches of {WRITE_COST_BATCH:,}, "
+            "one transaction each, the backend's INSERT; ms per memory):"
+        )
+        for name, values in writes.items():
+            print(f"  {name:<13} p50 {p50(values):.3f}  mean {statistics.mean(values):.3f}")
     return 0
 
 

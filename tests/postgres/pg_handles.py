@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import psycopg
 from pg_cluster import Server
+from thatch_postgres.migrations import MIGRATIONS, migrate
 from thatch_postgres.storage import PostgresStorage
 from thatch_postgres.vectors import Table
 
@@ -17,6 +19,15 @@ def query(server: Server, schema: str, sql: str) -> list[tuple[object, ...]]:
         conn.execute(f"SET search_path TO {schema}")
         cursor = conn.execute(sql)
         return cursor.fetchall() if cursor.description else []
+
+
+@contextlib.contextmanager
+def schema_at(server: Server, schema: str, version: int) -> Iterator[psycopg.Connection]:
+    """A connection to ``schema`` migrated up to ``version`` only, as an older release left it."""
+    with psycopg.connect(server.dsn(), autocommit=True) as conn:
+        conn.execute(f"SET search_path TO {schema}")
+        assert migrate(conn, schema, MIGRATIONS[:version]) == 0
+        yield conn
 
 
 #: Opens a handle on the test's schema (the ``open_handle`` fixture).

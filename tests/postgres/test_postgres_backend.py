@@ -8,11 +8,10 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
-import psycopg
 import pytest
 import thatch_postgres.plugin
 from pg_cluster import Server, schema_for
-from pg_handles import Open, heard_after, query
+from pg_handles import Open, heard_after, query, schema_at
 from thatch.plugin import Config, ConfigError, InvalidInputError, StorageError
 from thatch.testing.contracts import (
     APP,
@@ -27,7 +26,7 @@ from thatch.testing.contracts import (
     unit,
     write,
 )
-from thatch_postgres.migrations import LATEST, MIGRATIONS, migrate
+from thatch_postgres.migrations import LATEST, MIGRATIONS
 from thatch_postgres.settings import PostgresSettings
 from thatch_postgres.storage import PostgresStorage
 
@@ -59,9 +58,7 @@ def test_a_schema_of_an_older_version_is_upgraded(
 ) -> None:
     schema = schema_for(tmp_path)
     # Version 1 with a memory in it, as a machine running the first release left it.
-    with psycopg.connect(postgres_server.dsn(), autocommit=True) as conn:
-        conn.execute(f"SET search_path TO {schema}")
-        assert migrate(conn, schema, MIGRATIONS[:1]) == 0
+    with schema_at(postgres_server, schema, 1) as conn:
         conn.execute(
             "INSERT INTO memories (store, label, content, model, embedding, search,"
             " created_at, updated_at) VALUES (%s, 'old', 'kept words', 'model-a',"
@@ -105,18 +102,20 @@ def test_a_schema_newer_than_the_code_is_refused(
         open_handle()
 
 
-def test_full_text_has_a_gin_index(
+def test_full_text_has_a_gin_index_on_the_narrow_words_table(
     open_handle: Open, postgres_server: Server, tmp_path: Path
 ) -> None:
     open_handle()
     rows = query(
         postgres_server,
         schema_for(tmp_path),
-        "SELECT indexdef FROM pg_indexes"
-        " WHERE schemaname = current_schema() AND indexname = 'memories_search'",
+        "SELECT indexname, indexdef FROM pg_indexes"
+        " WHERE schemaname = current_schema() AND indexdef LIKE '%USING gin%'",
     )
     assert len(rows) == 1
-    assert "USING gin (search)" in str(rows[0][0])
+    assert rows[0][0] == "memory_words_search"
+    assert "ON " in str(rows[0][1])
+    assert "memory_words USING gin (search)" in str(rows[0][1])
 
 
 # -- sharing ------------------------------------------------------------------------

@@ -132,7 +132,7 @@ def test_merging_nothing_new_keeps_the_chosen_rows() -> None:
 
 def analyzed(storage: PostgresStorage, server: Server, schema: str) -> PostgresStorage:
     """``storage`` after ANALYZE, as autovacuum would run it, with its statistics read afresh."""
-    run_sql(server, schema, "ANALYZE memories")
+    run_sql(server, schema, "ANALYZE memory_words")
     storage._word_counts = wordcounts.WordCounts()
     return storage
 
@@ -169,10 +169,10 @@ def test_the_statistics_are_read_again_after_a_while(
     write(storage, *(new(f"m{i}", f"common {i}") for i in range(3)))
     now = [0.0]
     storage._word_counts = wordcounts.WordCounts(clock=lambda: now[0])
-    run_sql(postgres_server, schema_for(tmp_path), "ANALYZE memories")
+    run_sql(postgres_server, schema_for(tmp_path), "ANALYZE memory_words")
     assert len(storage.text_search("common", scope(), 20)) == 3
     write(storage, *(new(f"n{i}", f"common {i}") for i in range(4)))
-    run_sql(postgres_server, schema_for(tmp_path), "ANALYZE memories")
+    run_sql(postgres_server, schema_for(tmp_path), "ANALYZE memory_words")
     # Seven memories hold the word now, but the counts read before stand until the refresh.
     assert len(storage.text_search("common", scope(), 20)) == 7
     now[0] += wordcounts.REFRESH_SECONDS

@@ -236,6 +236,63 @@ MIGRATIONS: tuple[Migration, ...] = (
             "CREATE INDEX write_requests_done ON write_requests (done_at)",
         ),
     ),
+    (
+        6,
+        (
+            # The words search reads a table of its own. A memory's row is
+            # ~1.7 kB, most of it the vector, which stays in the row: PostgreSQL
+            # moves a value out (TOAST) only from rows of ~2 kB up, whatever
+            # the column's storage. So a words search read a page per hit, and
+            # 100k memories outgrow the server's buffers; these rows hold only
+            # what the search filters and ranks by. Triggers keep them in step
+            # within each write's own statement, so every path (save, edit,
+            # archive, restore) fills them and a failed write leaves neither.
+            """
+            CREATE TABLE memory_words (
+                id bigint PRIMARY KEY REFERENCES memories (id) ON DELETE CASCADE,
+                store text NOT NULL,
+                branch text,
+                archived boolean NOT NULL,
+                search tsvector NOT NULL
+            )
+            """,
+            """
+            CREATE FUNCTION copy_memory_words() RETURNS trigger LANGUAGE plpgsql
+            -- The schema it is made in, not the writer's: an UPDATE typed in
+            -- psql with another search_path still fills this schema's table.
+            SET search_path FROM CURRENT AS $$
+            BEGIN
+                INSERT INTO memory_words (id, store, branch, archived, search)
+                VALUES (NEW.id, NEW.store, NEW.branch, NEW.archived, NEW.search)
+                ON CONFLICT (id) DO UPDATE SET store = excluded.store,
+                    branch = excluded.branch, archived = excluded.archived,
+                    search = excluded.search;
+                RETURN NULL;
+            END
+            $$
+            """,
+            """
+            CREATE TRIGGER memories_words_added AFTER INSERT ON memories
+            FOR EACH ROW EXECUTE FUNCTION copy_memory_words()
+            """,
+            # Archiving an archived memory again, counting recalls and
+            # replacing vectors leave the words as they are.
+            """
+            CREATE TRIGGER memories_words_changed
+            AFTER UPDATE OF store, branch, archived, search ON memories FOR EACH ROW
+            WHEN ((OLD.store, OLD.branch, OLD.archived, OLD.search)
+                IS DISTINCT FROM (NEW.store, NEW.branch, NEW.archived, NEW.search))
+            EXECUTE FUNCTION copy_memory_words()
+            """,
+            "INSERT INTO memory_words (id, store, branch, archived, search)"
+            " SELECT id, store, branch, archived, search FROM memories",
+            "CREATE INDEX memory_words_search ON memory_words USING gin (search)",
+            "DROP INDEX memories_search",
+            # The words budget reads this table's statistics
+            # (thatch_postgres.wordcounts): there from the upgrade on.
+            "ANALYZE memory_words",
+        ),
+    ),
 )
 
 LATEST = MIGRATIONS[-1][0]

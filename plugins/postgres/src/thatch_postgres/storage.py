@@ -113,15 +113,17 @@ _OF_STORES = """
     ORDER BY store COLLATE "C", label COLLATE "C"
 """
 # Weights of classes {D, C, B, A}: a word in the label counts four times one
-# in the content. The id breaks ties so that the order is stable.
+# in the content. The id breaks ties so that the order is stable. It reads
+# memory_words, the narrow copy the triggers of migration 6 keep, whose
+# pages stay in the server's buffers where the wide rows of memories do not.
 _TEXT_SEARCH = """
-    SELECT m.id, ts_rank('{0.25, 0.25, 0.25, 1.0}', m.search, q.query) AS score
-    FROM memories AS m, (SELECT to_tsquery('english', %(query)s) AS query) AS q
-    WHERE m.search @@ q.query
-      AND (%(archived)s OR NOT m.archived)
-      AND m.store = ANY(%(stores)s)
-      AND (m.branch IS NULL OR m.branch = %(branch)s)
-    ORDER BY score DESC, m.id
+    SELECT w.id, ts_rank('{0.25, 0.25, 0.25, 1.0}', w.search, q.query) AS score
+    FROM memory_words AS w, (SELECT to_tsquery('english', %(query)s) AS query) AS q
+    WHERE w.search @@ q.query
+      AND (%(archived)s OR NOT w.archived)
+      AND w.store = ANY(%(stores)s)
+      AND (w.branch IS NULL OR w.branch = %(branch)s)
+    ORDER BY score DESC, w.id
     LIMIT %(limit)s
 """
 _ARCHIVED_VECTORS = """
@@ -211,6 +213,13 @@ class PostgresStorage(DecisionsMixin, PredictionLogMixin):
         ).fetchone()
         if row and row[0]:
             problems.append(f"{row[0]} memories have a vector that is not float32 values")
+        row = conn.execute(
+            "SELECT count(*) FROM memories AS m LEFT JOIN memory_words AS w ON w.id = m.id"
+            " WHERE w.id IS NULL OR (w.store, w.branch, w.archived, w.search)"
+            " IS DISTINCT FROM (m.store, m.branch, m.archived, m.search)"
+        ).fetchone()
+        if row and row[0]:
+            problems.append(f"{row[0]} memories are out of step with their words (memory_words)")
         row = conn.execute(
             "SELECT count(*) FROM dedup_reviews AS r"
             " JOIN memories AS a ON a.id = r.first_id JOIN memories AS b ON b.id = r.second_id"
@@ -421,7 +430,13 @@ class PostgresStorage(DecisionsMixin, PredictionLogMixin):
                 "branch": scope.branch,
                 "limit": limit,
             }
-            return conn.execute(_TEXT_SEARCH, params).fetchall()
+            # Never prepared: psycopg prepares a statement from its fifth run
+            # on, and the server's generic plan for it then stems the query
+            # again (to_tsquery of a parameter) for every row it ranks: 2.5
+            # times slower at 100k memories (bench/postgres_recall.py
+            # --layouts). Planned for its own words, the query is stemmed
+            # once and its rows estimated from them.
+            return conn.execute(_TEXT_SEARCH, params, prepare=False).fetchall()
 
         rows = self._read("search by words", search)
         return [ScoredId(memory_id, float(score)) for memory_id, score in rows]

@@ -10,7 +10,8 @@ memories than that alone is left out. A common word carries little
 meaning to rank by anyway (``ts_rank`` weighs it as much as a rare one).
 
 How many memories hold a word is estimated from what ``ANALYZE`` (run by
-autovacuum) keeps of the ``search`` column in ``pg_stats``: its most common
+autovacuum) keeps in ``pg_stats`` of the ``search`` column of
+``memory_words`` (the table the words search reads): its most common
 lexemes, each with the share of rows holding it, times the table's row
 estimate. That costs nothing when writing and one small read every
 :data:`REFRESH_SECONDS`. A table of word counts kept by a trigger would be
@@ -55,8 +56,8 @@ _STATISTICS = """
     SELECT s.most_common_elems::text::text[], s.most_common_elem_freqs, c.reltuples
     FROM pg_class AS c
     LEFT JOIN pg_stats AS s
-        ON s.schemaname = current_schema() AND s.tablename = 'memories' AND s.attname = 'search'
-    WHERE c.oid = 'memories'::regclass
+        ON s.schemaname = current_schema() AND s.tablename = 'memory_words' AND s.attname = 'search'
+    WHERE c.oid = 'memory_words'::regclass
 """
 _LEXEMES = "SELECT w, tsvector_to_array(to_tsvector('english', w)) FROM unnest(%s::text[]) AS w"
 
