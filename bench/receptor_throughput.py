@@ -17,6 +17,11 @@ a wrapper declares no ``speaks_on`` (``thatch_receptor.traits``), the stage
 pass calls every source on every event, where the timed rounds call a
 built-in source only on the events it can speak about.
 
+``--parse`` times the parsing alone instead: each round turns every event's
+tool calls into actions (``actions_of``) and nothing more, so that under
+callgrind (below) the parsing's own instructions an event can be counted
+apart from the rest of ``feed``.
+
 ``--command`` times the whole command instead, as a process:
 ``thatch receptor replay DIR --format mini-swe-agent --summary --json``
 with its default ``--jobs`` against the same with ``--jobs 1``, the two
@@ -29,6 +34,7 @@ and the interpreting too. Both outputs must be the same.
     uv run python -m compileall -q core/src plugins   # without it, imports compile every run
     uv run python bench/receptor_throughput.py
     uv run python bench/receptor_throughput.py --rounds 20 --stages
+    uv run python bench/receptor_throughput.py --parse --rounds 20
     uv run python bench/receptor_throughput.py --command --rounds 5
 
 Wall time on a shared machine swings; instructions do not. Under
@@ -168,6 +174,9 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=10, help="timed rounds (10)")
     parser.add_argument("--stages", action="store_true", help="add the per-stage breakdown")
     parser.add_argument(
+        "--parse", action="store_true", help="time the parsing into actions alone instead"
+    )
+    parser.add_argument(
         "--command", action="store_true", help="time the whole replay command instead"
     )
     parser.add_argument("--copies", type=int, default=10, help="sample copies for --command (10)")
@@ -181,11 +190,13 @@ def main() -> int:
     if args.command:
         print_command_rates(args.data, args.copies, args.rounds, events)
         return 0
-    replay(runs)  # warm-up: imports, caches, the first allocations
-    rates = [events / replay(runs) for _ in range(args.rounds)]
+    feed = parse_seconds if args.parse else replay
+    feed(runs)  # warm-up: imports, caches, the first allocations
+    rates = [events / feed(runs) for _ in range(args.rounds)]
+    what = "parsing alone" if args.parse else f"goal: {GOAL:,}"
     print(
         f"events/s over {args.rounds} rounds: best {max(rates):,.0f}, "
-        f"median {statistics.median(rates):,.0f} (goal: {GOAL:,})"
+        f"median {statistics.median(rates):,.0f} ({what})"
     )
     if args.stages:
         print_stages(runs, events)

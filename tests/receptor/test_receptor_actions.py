@@ -8,6 +8,7 @@ from thatch.plugin import Event, ToolCall
 from thatch_claude.events import parse_event as claude_event
 from thatch_cursor.payloads import parse_event as cursor_event
 from thatch_opencode.events import parse_event as opencode_event
+from thatch_receptor import actions as actions_module
 from thatch_receptor.actions import Action, action_of, actions_of, shell_kind, tool_kind
 
 
@@ -202,3 +203,35 @@ def test_result_lines_skip_exit_lines_only_when_there_are_some() -> None:
 def test_the_telling_line_is_the_first_naming_an_error(error: str, line: str) -> None:
     action = action_of(ToolCall(name="Bash", input={"command": "pytest"}, failed=True, error=error))
     assert action.error == line
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        'grep -rn "token refresh" src/auth.py',
+        "sed -i 's/a/b/' x.py 'y z'.txt",
+        'echo ""empty"" a"b"c',
+        "unclosed \"quote a/b.py and 'single' c.py",
+        "a'b\"c'd\"e f.py",
+        "'' \"\" ' \"",
+        "tab\tsep\x1cunit 'x\ty' z.py",
+    ],
+)
+def test_quoted_words_are_the_shell_word_pattern_s(line: str) -> None:
+    # The finds stand for the pattern: the same words, in order, quotes off.
+    found = [w[1:-1] if w[0] in "\"'" else w for w in actions_module._SHELL_WORD.findall(line)]
+    assert actions_module._quoted_words(line) == found
+
+
+@pytest.mark.parametrize(
+    ("command", "paths"),
+    [
+        ("python3 reproduce_issue.py", ("reproduce_issue.py",)),
+        ("ls -la", ()),
+        ('grep -n "def f" src/a.py "b/c d.py"', ("src/a.py",)),
+        ("cat café/é.py docs/x.md", ("café/é.py", "docs/x.md")),
+        ("cd /testbed && python -m pytest tests/unit -x", ("/testbed", "tests/unit")),
+    ],
+)
+def test_command_paths_are_the_path_like_words(command: str, paths: tuple[str, ...]) -> None:
+    assert actions_module._command_paths(command) == paths

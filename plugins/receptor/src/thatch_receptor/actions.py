@@ -120,11 +120,24 @@ _NONE_FOUND = re.compile(r"^\s*No (files|matches|results)( found)?", re.IGNORECA
 #: The words that make a line telling (the first line holding one is the telling line).
 _TELLING_WORDS = ("Error", "Exception", "FAILED", "error:", "Traceback", "not found", "No such")
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.MULTILINE)
+#: A shell line's words, a quoted one whole: what :func:`_quoted_words` finds, more quickly
+#: (its tests hold it to this pattern).
 _SHELL_WORD = re.compile(r'"[^"]*"|\'[^\']*\'|[^\s"\']+')
-_PATH_WORD = re.compile(r"^[\w.~-]*(/[\w.@+-]+)+/?$|^[\w-]+\.[A-Za-z]{1,5}$")
+#: A path-like word: a path with a slash (``src/auth.py``, ``/testbed``) or a file name
+#: with an extension (``setup.py``), the whole word. The two are apart, chosen by the
+#: slash (a file name holds none), so that a word is tried against one, not both; and
+#: each has an ASCII twin for a word of ASCII characters only (nearly every one), where
+#: ``\w`` means the same: the match reads a table rather than asking the character
+#: database about every character each time it comes back to it.
+_SLASHED_PATH = re.compile(r"[\w.~-]*(?:/[\w.@+-]+)+/?")
+_FILE_NAME = re.compile(r"[\w-]+\.[A-Za-z]{1,5}")
+_ASCII_SLASHED_PATH = re.compile(_SLASHED_PATH.pattern, re.ASCII)
+_ASCII_FILE_NAME = re.compile(_FILE_NAME.pattern, re.ASCII)
 
 
 # Not slotted: a frozen class with a __dict__ is built faster, and one is built per tool call.
+# _BY_POSITION: this module builds it with its fields in order, by position: keyword
+# arguments to a class make a dict for its __init__ on every call.
 @attrs.frozen(slots=False)
 class Action:
     """One tool call, as the receptor reads it."""
@@ -167,7 +180,7 @@ def actions_of(event: Event) -> tuple[Action, ...]:
 def action_of(call: ToolCall) -> Action:
     """One tool call as an :class:`Action`, with its text."""
     inputs = call.input if type(call.input) is dict or isinstance(call.input, Mapping) else {}
-    kind = tool_kind(call.name)
+    kind = _TOOL_KINDS.get(bare_tool_name(call.name), "other")  # tool_kind, without the call
     if kind == "run":
         command = inputs.get("command")  # where nearly every shell call has it
         if type(command) is not str or not command or command.isspace():
@@ -177,14 +190,16 @@ def action_of(call: ToolCall) -> Action:
         return _shell_action(call, kind, command or "")
     paths = _input_paths(inputs)
     failed = call.failed
-    return Action(
-        kind=kind,
-        tool=call.name,
-        failed=failed,
-        error=error_text(call) if failed else None,
-        paths=paths,
-        query=_text_value(inputs, _QUERY_KEYS) if kind in ("search", "memory_read") else None,
-        result_count=result_count(call.response, kind) if not failed else None,
+    return Action(  # in field order, by position: keywords cost a dict a call (_BY_POSITION)
+        kind,
+        call.name,
+        failed,
+        None,
+        error_text(call) if failed else None,
+        paths,
+        _text_value(inputs, _QUERY_KEYS) if kind in ("search", "memory_read") else None,
+        None,
+        result_count(call.response, kind) if not failed else None,
     )
 
 
@@ -247,9 +262,14 @@ def exit_code(call: ToolCall) -> int | None:
 
 def _exit_code(call: ToolCall, output: str | None) -> int | None:
     """:func:`exit_code`, with the response's text (``_response_text``) already read."""
-    code = _response_exit(call.response)
-    if code is not None:
-        return code
+    response = call.response
+    # No call for the most common answers: none, or an object without a key to look in.
+    if response is not None and (
+        type(response) is not dict or not response.keys().isdisjoint(_EXIT_OR_INNER)
+    ):
+        code = _response_exit(response)
+        if code is not None:
+            return code
     for text in (call.error, output):
         # Most outputs name no exit code; a substring test rules them out without the regex.
         if text and ("Exit code" in text or "<returncode>" in text):
@@ -349,16 +369,16 @@ def _shell_action(call: ToolCall, kind: ActionKind, command: str) -> Action:
     count: int | None = None
     if kind == "search":
         count = 0 if searched_nothing else _text_count(output)
-    return Action(
-        kind=kind,
-        tool=call.name,
-        failed=failed,
-        exit_code=code,
-        error=_error_text(call, text) if failed else None,
-        paths=_command_paths(command),
-        query=_shell_query(command) if kind == "search" else None,
-        command=command,
-        result_count=count,
+    return Action(  # in field order (_BY_POSITION)
+        kind,
+        call.name,
+        failed,
+        code,
+        _error_text(call, text) if failed else None,
+        _command_paths(command),
+        _shell_query(command) if kind == "search" else None,
+        command,
+        count,
     )
 
 
@@ -406,8 +426,32 @@ def _shell_words(command: str) -> list[str]:
     line = command if end < 0 else command[:end]
     if '"' not in line and "'" not in line:
         return line.split()  # what the pattern finds in a line without quotes, quicker
-    # A quoted word is the only kind that starts with a quote: take the quotes off.
-    return [word[1:-1] if word[0] in "\"'" else word for word in _SHELL_WORD.findall(line)]
+    return _quoted_words(line)
+
+
+def _quoted_words(line: str) -> list[str]:
+    """What :data:`_SHELL_WORD` finds in a line, quotes off, found with ``str.find``.
+
+    Between quotes the words are the line's split; a quote with its closing one
+    further on is one word (empty, too); a quote without is passed over, as the
+    pattern does. The pattern's engine tries each character in turn, where a
+    find and a split scan in C.
+    """
+    words: list[str] = []
+    at = 0
+    while True:
+        double, single = line.find('"', at), line.find("'", at)
+        quote = double if single < 0 or 0 <= double < single else single
+        if quote < 0:
+            words += line[at:].split()
+            return words
+        words += line[at:quote].split()
+        end = line.find(line[quote], quote + 1)
+        if end < 0:
+            at = quote + 1  # no closing quote: the pattern passes over it
+        else:
+            words.append(line[quote + 1 : end])
+            at = end + 1
 
 
 def _count_words(action: Action) -> str:
@@ -447,12 +491,22 @@ def _input_paths(inputs: Mapping[str, Any]) -> tuple[str, ...]:
 @functools.lru_cache(maxsize=256)  # an agent runs the same commands again and again
 def _command_paths(command: str) -> tuple[str, ...]:
     """The path-like words of a shell command (``src/auth.py``, ``tests/``)."""
+    # The words of the command's first line (_shell_words), but only those that can be
+    # paths: every path-like word holds a slash or a dot.
+    command = command.lstrip()
+    end = command.find("\n")
+    line = command if end < 0 else command[:end]
+    if "/" not in line and "." not in line:
+        return ()  # no word of the line can hold one
     found: list[str] = []
-    for word in _shell_words(command):
-        # Every path-like word holds a slash or a dot: most words are ruled out before the regex.
+    for word in line.split() if '"' not in line and "'" not in line else _quoted_words(line):
         if ("/" in word or "." in word) and not word.startswith(("-", "http", "$")):
             word = word.rstrip(";,)")
-            if _PATH_WORD.match(word):
+            if "/" in word:
+                pattern = _ASCII_SLASHED_PATH if word.isascii() else _SLASHED_PATH
+            else:
+                pattern = _ASCII_FILE_NAME if word.isascii() else _FILE_NAME
+            if pattern.fullmatch(word):  # no word holds a newline: $ is the word's end
                 found.append(word)
     return tuple(dict.fromkeys(found))[:8]
 

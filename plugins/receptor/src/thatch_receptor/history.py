@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from thatch.plugin import WINDOW_SECONDS
 
-from thatch_receptor.actions import Action, actions_of
+from thatch_receptor.actions import Action, action_of, actions_of
 
 if TYPE_CHECKING:
     from thatch.plugin import Event, Window
@@ -165,8 +165,35 @@ class WindowTally:
 
     def add(self, actions: Sequence[Action], paths: Sequence[str], folders: Sequence[str]) -> None:
         """One event entering at the window's right end."""
-        for action in actions:
-            self._add_action(action)
+        for action in actions:  # each action's counts, inline: one call fewer an action
+            self.actions += 1
+            kind = action.kind
+            if kind in LOOKING:
+                self.looked += 1
+                if action.query and kind != "read":
+                    self.queries.append(action.query)
+            elif kind == "edit" or kind == "run":
+                if kind == "edit":
+                    self.edited += 1
+                else:
+                    self.ran += 1
+                    self.failed_runs += action.failed
+                cycle = self._cycle
+                if cycle and cycle[-1] != kind:
+                    self.switches += 1
+                cycle.append(kind)
+            elif kind == "delegation":
+                self.delegated += 1
+            if action.failed:
+                self._chain.clear()
+                self.chain = self.chain_edits = self.chain_runs = 0
+            else:
+                self._chain.append(kind)
+                self.chain += 1
+                if kind == "edit":
+                    self.chain_edits += 1
+                elif kind == "run":
+                    self.chain_runs += 1
         if paths:
             self.paths.add(paths)
             self.folders.add(folders)
@@ -184,8 +211,34 @@ class WindowTally:
         self, actions: Sequence[Action], paths: Sequence[str], folders: Sequence[str]
     ) -> None:
         """The oldest event leaving at the window's left end."""
-        for action in actions:
-            self._remove_action(action)
+        for action in actions:  # each action's counts, inline
+            # The chain is the window's last actions: the oldest one is in it when it
+            # is as long as the window.
+            if self.chain == self.actions:
+                kind = self._chain.popleft()
+                self.chain -= 1
+                if kind == "edit":
+                    self.chain_edits -= 1
+                elif kind == "run":
+                    self.chain_runs -= 1
+            self.actions -= 1
+            kind = action.kind
+            if kind in LOOKING:
+                self.looked -= 1
+                if action.query and kind != "read":
+                    self.queries.popleft()
+            elif kind == "edit" or kind == "run":
+                if kind == "edit":
+                    self.edited -= 1
+                else:
+                    self.ran -= 1
+                    self.failed_runs -= action.failed
+                cycle = self._cycle
+                cycle.popleft()
+                if cycle and cycle[0] != kind:
+                    self.switches -= 1
+            elif kind == "delegation":
+                self.delegated -= 1
         if paths:
             self.paths.remove(paths)
             self.folders.remove(folders)
@@ -201,65 +254,6 @@ class WindowTally:
                         del names[name]
                     else:
                         del seen[folder]
-
-    def _add_action(self, action: Action) -> None:
-        self.actions += 1
-        kind = action.kind
-        if kind in LOOKING:
-            self.looked += 1
-            if action.query and kind != "read":
-                self.queries.append(action.query)
-        elif kind == "edit" or kind == "run":
-            if kind == "edit":
-                self.edited += 1
-            else:
-                self.ran += 1
-                self.failed_runs += action.failed
-            cycle = self._cycle
-            if cycle and cycle[-1] != kind:
-                self.switches += 1
-            cycle.append(kind)
-        elif kind == "delegation":
-            self.delegated += 1
-        if action.failed:
-            self._chain.clear()
-            self.chain = self.chain_edits = self.chain_runs = 0
-        else:
-            self._chain.append(kind)
-            self.chain += 1
-            if kind == "edit":
-                self.chain_edits += 1
-            elif kind == "run":
-                self.chain_runs += 1
-
-    def _remove_action(self, action: Action) -> None:
-        # The chain is the window's last actions: the oldest one is in it when it
-        # is as long as the window.
-        if self.chain == self.actions:
-            kind = self._chain.popleft()
-            self.chain -= 1
-            if kind == "edit":
-                self.chain_edits -= 1
-            elif kind == "run":
-                self.chain_runs -= 1
-        self.actions -= 1
-        kind = action.kind
-        if kind in LOOKING:
-            self.looked -= 1
-            if action.query and kind != "read":
-                self.queries.popleft()
-        elif kind == "edit" or kind == "run":
-            if kind == "edit":
-                self.edited -= 1
-            else:
-                self.ran -= 1
-                self.failed_runs -= action.failed
-            cycle = self._cycle
-            cycle.popleft()
-            if cycle and cycle[0] != kind:
-                self.switches -= 1
-        elif kind == "delegation":
-            self.delegated -= 1
 
 
 def tally_of(events: Iterable[Event]) -> WindowTally:
@@ -326,15 +320,24 @@ class SessionHistory:
 
     def add(self, event: Event) -> float:
         """Place ``event`` as the current one and return its time."""
-        at = self.place(event)
+        # place(), without the call: this runs on every event.
+        received = event.received_at
         if not self._events:
+            at = received if received > 0 else 0.0
             self.started_at = at
+        elif received <= 0:
+            at = self.now + self._step
+        else:
+            at = self.now if self.now > received else received  # max(received, now)
         self.now = at
         self.count += 1
-        actions = actions_of(event)
-        if len(actions) == 1:
-            paths = list(actions[0].paths)
+        calls = event.tool_calls
+        if len(calls) == 1:  # most events: actions_of's answer, without its call
+            action = action_of(calls[0])
+            actions: tuple[Action, ...] = (action,)
+            paths = list(action.paths)
         else:
+            actions = actions_of(event)
             paths = [path for action in actions for path in action.paths]
         self._path_starts.append(len(self._flat_paths))
         self._current_paths = paths

@@ -90,19 +90,21 @@ class FlowLayer:
             raise ValueError(f"the flow threshold must be above 0 and at most 1, got {threshold}")
         self._threshold = threshold
         self._hold = Hold(release_after)
+        #: The hold is on: deep work (a plain attribute, read with every step; only
+        #: :meth:`step` moves it).
+        self.holding = False
 
     @property
     def threshold(self) -> float:
         """Fixed for the layer's life: nothing may move it."""
         return self._threshold
 
-    @property
-    def holding(self) -> bool:
-        return self._hold.held
-
     def step(self, flow: float) -> bool:
         """Advance by one event's flow value; True when deep work began with it."""
-        return self._hold.step(flow >= self._threshold)
+        hold = self._hold
+        fired = hold.step(flow >= self._threshold)
+        self.holding = hold.held
+        return fired
 
 
 @attrs.frozen
@@ -189,7 +191,8 @@ class AxisLayer:
 
     def step_values(self, at: float, current: list[float]) -> frozenset[Axis]:
         """:meth:`step`, with each axis's value in :attr:`axes` order (the list is kept)."""
-        thresholds = self._current_thresholds()
+        # The receptor read the thresholds just before: no call for the kept ones.
+        thresholds = self._thresholds or self._current_thresholds()
         if not self.held and not any(map(operator.gt, current, thresholds)):
             self._follow(at, current)  # nothing held, nothing over: no hold moves (most events)
             return _NONE
@@ -293,9 +296,31 @@ class MetaLayer:
 
     def step(self, in_flow: bool, fired: frozenset[Axis]) -> None:
         """Advance by one event: remember what A and B did, then move B's field one step."""
-        self._remember(self._state_of(in_flow, fired))
+        # _state_of and _remember, inline: this runs on every event.
+        if in_flow:
+            now: MetaState = "deep_work"
+        else:
+            held = self._axes.held
+            now = "stuck" if "frustration" in held else "firing" if fired or held else "idle"
+        # When the events mostly share this event's state already, one more of it (and
+        # one fewer of another) leaves that state on top, with more: no count needed.
+        recent = self._recent
+        if recent.maxlen:
+            if len(recent) == recent.maxlen:
+                dropped = recent[0]
+                recent.append(now)
+                if dropped != now:  # else the same counts: the same state
+                    self._counts[dropped] -= 1
+                    self._counts[now] += 1
+                    if self._state != now:
+                        self._state = self._majority()
+            else:
+                recent.append(now)
+                self._counts[now] += 1
+                if self._state != now:
+                    self._state = self._majority()
         state = self._state
-        fields = self._axes.fields()
+        fields = self._axes._field  # fields(), without the call: one module, one owner
         if state != "deep_work" and state != "stuck" and not any(fields.values()):
             return  # every field at rest, and none to head for (_targets: none): most events
         targets = self._targets(state)
@@ -311,30 +336,6 @@ class MetaLayer:
             step = max(-policy.field_step, min(policy.field_step, gap)) if gap else 0.0
             if step:
                 self._axes.adjust_field(axis, step, policy.field_limit)
-
-    def _state_of(self, in_flow: bool, fired: frozenset[Axis]) -> MetaState:
-        """What A and B did with this event, as layer C remembers it."""
-        held = self._axes.held
-        if in_flow:
-            return "deep_work"
-        if "frustration" in held:
-            return "stuck"
-        return "firing" if fired or held else "idle"
-
-    def _remember(self, state: MetaState) -> None:
-        recent = self._recent
-        if not recent.maxlen:
-            return
-        if len(recent) == recent.maxlen:
-            dropped = recent[0]
-            recent.append(state)
-            if dropped == state:
-                return  # the same counts: the same state
-            self._counts[dropped] -= 1
-        else:
-            recent.append(state)
-        self._counts[state] += 1
-        self._state = self._majority()
 
     def _targets(self, state: MetaState | None) -> Mapping[Axis, float]:
         """Where each axis's field heads in ``state`` (an axis left out: back to 0)."""

@@ -191,7 +191,7 @@ class Receptor:
         # advanced is in AXES order by construction: no strict=, whose keyword costs a parse.
         values = dict(zip(AXES, advanced))  # noqa: B905
         thresholds = axes.thresholds()
-        thresholds["flow"] = session.flow.threshold
+        thresholds["flow"] = self._settings.flow_threshold  # layer A's, without the property
         session.flow.step(values["flow"])
         in_flow = session.flow.holding
         fired = axes.step_values(at, advanced[:_B_COUNT])
@@ -213,19 +213,21 @@ class Receptor:
                     at=at,
                 ),
             )
+        # The fields in order, by position: keywords to a class make a dict for its
+        # __init__ on every call.
         session.last = Step(
-            session_id=event.session_id,
-            event_id=event.event_id,
-            at=at,
-            axes=values,
-            thresholds=thresholds,
-            fired=fired,
-            held=held,
-            in_flow=in_flow,
-            pattern=pattern,
-            readings=readings,
-            actions=history.current,
-            compositions=compositions,
+            event.session_id,
+            event.event_id,
+            at,
+            values,
+            thresholds,
+            fired,
+            held,
+            in_flow,
+            pattern,
+            readings,
+            history.current,
+            compositions,
         )
         return session.last
 

@@ -274,8 +274,14 @@ class SearchDiversity:
         queries = [words(query) for query in short_tally(history).queries]
         if len(queries) < self.minimum:
             return []
-        pairs = [(a, b) for i, a in enumerate(queries) for b in queries[i + 1 :]]
-        similarity = sum(overlap(a, b) for a, b in pairs) / len(pairs)
+        # Each pair's overlap in a loop, in the order the pairs come: no generator, no call
+        # a pair, and the same sum.
+        overlaps: list[float] = []
+        for i, a in enumerate(queries):
+            for b in queries[i + 1 :]:
+                union = a | b
+                overlaps.append(len(a & b) / len(union) if union else 0.0)
+        similarity = sum(overlaps) / len(overlaps)
         value = (1.0 - similarity) * min(1.0, len(queries) / self.full)
         if value <= 0:
             return []
@@ -313,7 +319,10 @@ class Fatigue:
         extra = (volume - self.busy if volume > self.busy else 0) * self.per_busy_event
         value = self.base + self.per_hour * hours + extra
         value = value if value < 1.0 else 1.0
-        return [SignalReading(self.name, "fatigue", value, self._detail(hours, volume))]
+        low, high, _, last_volume, detail = self._details
+        if volume != last_volume or not low <= hours < high:  # else the last detail holds
+            detail = self._detail(hours, volume)
+        return [SignalReading(self.name, "fatigue", value, detail)]
 
     def _detail(self, hours: float, volume: int) -> str:
         """``"0.4 h, 12 events in 5 min"``, the hours formatted again only past their range.
@@ -348,10 +357,17 @@ class ImplementationChain:
     editing: float = 0.15
 
     def read(self, event: Event, history: EventHistory) -> list[SignalReading]:
-        current = current_actions(event, history)
-        if not current or has_failure(current):
+        # current_actions and short_tally, and the test for a failure, without the calls:
+        # this runs on nearly every event.
+        if isinstance(history, SessionHistory):
+            current, short = history.current, history.short
+        else:
+            current, short = actions_of(event), short_tally(history)
+        if not current:
             return []
-        short = short_tally(history)
+        for action in current:
+            if action.failed:
+                return []
         length, edits, passes = short.chain, short.chain_edits, short.chain_runs
         if edits and passes:
             value = self.start + self.per_action * length
@@ -406,18 +422,45 @@ class PathHeatmap:
     converged_stuck: float = 0.0
 
     def read(self, event: Event, history: EventHistory) -> list[SignalReading]:
-        current = current_actions(event, history)
-        paths = current_paths(current, history)
-        if not paths:
-            return []
-        short = short_tally(history)
-        found = [
-            self._shift(paths, short, history),
-            self._unknown(current, history),
-            *self._scattered(paths, short, history),
-            self._converging(paths, short),
-        ]
-        return list(filter(None, found))  # the readings, not the Nones, without a comprehension
+        if isinstance(history, SessionHistory):  # current_actions, short_tally, earlier_folders
+            current, paths = history.current, history.current_paths()
+            if not paths:
+                return []
+            short, earlier = history.short, history.earlier_folders
+        else:
+            current = actions_of(event)
+            paths = current_paths(current, history)
+            if not paths:
+                return []
+            short, earlier = short_tally(history), earlier_folders(history)
+        found: list[SignalReading] = []
+        # _shift and _unknown are called only past the first tests they make, which
+        # most events fail: the call costs more than the test.
+        if earlier.total >= self.settled:
+            shift = self._shift(paths, short, history)
+            if shift is not None:
+                found.append(shift)
+        if (
+            isinstance(history, SessionHistory)
+            and history.count > self.warm_up
+            and history.new_paths()
+        ):
+            unknown = self._unknown(current, history)
+            if unknown is not None:
+                found.append(unknown)
+        # The file names _scattered speaks of, found here: most events have none, and
+        # need no call then (a loop, not a comprehension).
+        names = short.names
+        scattered = set()
+        for name in map(file_name, paths):
+            if "." in name and len(names.get(name, ())) >= 3:
+                scattered.add(name)
+        if scattered:
+            found += self._scattered(scattered, short, history)
+        converging = self._converging(paths, short)
+        if converging is not None:
+            found.append(converging)
+        return found
 
     def _shift(
         self, paths: Sequence[str], short: WindowTally, history: EventHistory
@@ -457,16 +500,14 @@ class PathHeatmap:
         return None
 
     def _scattered(
-        self, paths: Sequence[str], short: WindowTally, history: EventHistory
+        self, scattered: set[str], short: WindowTally, history: EventHistory
     ) -> list[SignalReading]:
-        """Frustration when one file name turns up under different folders in the short window."""
+        """Frustration when one file name turns up under different folders in the short window.
+
+        ``scattered``: the current event's file names under three folders or more
+        (:meth:`read` finds them).
+        """
         names = short.names
-        scattered = set()  # a loop, not a comprehension: this runs on most events
-        for name in map(file_name, paths):
-            if "." in name and len(names.get(name, ())) >= 3:
-                scattered.add(name)
-        if not scattered:
-            return []
         # Each name in the order the window first touched one of its paths.
         ordered = dict.fromkeys(
             name for name in map(file_name, window_paths(history, "short")) if name in scattered
@@ -523,13 +564,6 @@ def has_search(actions: Sequence[Action]) -> bool:
     """Whether one of ``actions`` is a search or a recall with a query."""
     for action in actions:  # noqa: SIM110
         if action.query and _is_search(action):
-            return True
-    return False
-
-
-def has_failure(actions: Sequence[Action]) -> bool:
-    for action in actions:  # noqa: SIM110
-        if action.failed:
             return True
     return False
 
