@@ -89,16 +89,13 @@ from __future__ import annotations
 
 import argparse
 import functools
-import importlib.util
 import os
 import statistics
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import attrs
@@ -106,11 +103,10 @@ import numpy as np
 import psycopg
 from cached_embedder import CachedEmbedder
 from data_sets import DATA, read_queries
-from homes import bench_env
 from measure import percentile, timed
+from pg_home import load_pg_cluster, open_home, postgres_config
 from synthetic import sentences, unit_vectors, vocabulary, write_memories
 from thatch.api import Thatch
-from thatch.config import plugin_tables
 from thatch.memory.recall import RecallMode
 from thatch.plugin.records import GLOBAL_STORE, NewMemory, Scope
 from thatch_postgres import storage as pg_storage
@@ -185,29 +181,6 @@ AFTER_WRITE_ROUNDS = 10
 AFTER_WRITE_STORE = "bench/after-write"
 #: Other words budgets than the backend's, for the variants table.
 OTHER_BUDGETS = (2000, 3000, 5000)
-PG_CLUSTER = Path(__file__).resolve().parent.parent / "tests" / "postgres" / "pg_cluster.py"
-
-
-def load_pg_cluster() -> ModuleType:
-    """tests/postgres/pg_cluster.py, imported by path (tests/ is not a package)."""
-    spec = importlib.util.spec_from_file_location("pg_cluster", PG_CLUSTER)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    # attrs resolves the module of its classes through sys.modules.
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-def open_home(home: Path, embedder: Any, config_text: str | None) -> Thatch:
-    """Thatch on ``home`` (its config file ``config_text``), sharing ``embedder``."""
-    if config_text is not None:
-        config_file = home / "config" / "config.toml"
-        config_file.parent.mkdir(parents=True, exist_ok=True)
-        config_file.write_text(config_text, encoding="utf-8")
-    config, plugins = plugin_tables.load(home, bench_env(home))
-    return Thatch(config, plugins, home, embedder=embedder)
 
 
 @dataclass
@@ -748,12 +721,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         embedder = CachedEmbedder(base.embedder)
         homes = {
             "sqlite": open_home(Path(folder, "sqlite"), embedder, None),
-            "postgres": open_home(
-                Path(folder, "postgres"),
-                embedder,
-                f'[storage]\nmemories = "postgres"\n\n'
-                f'[storage.postgres]\ndsn = "{dsn}"\nschema = "{SCHEMA}"\n',
-            ),
+            "postgres": open_home(Path(folder, "postgres"), embedder, postgres_config(dsn, SCHEMA)),
         }
         model, dim = embedder.model_id, embedder.dim
         print(f"model {model} (dim {dim}); {len(queries)} queries; server {server.root}")

@@ -27,13 +27,24 @@ variant that calls :func:`thatch.memory.fusion.fuse` as recall does must
 reproduce the hybrid mode exactly; a live run checks that (a run from
 ``--cache`` re-ranks the cached lists with the current fusion instead).
 
+``--postgres`` also runs the set on a home whose memories live in a schema of
+a throw-away PostgreSQL server (bench/pg_home.py), holding the same memories
+with the same vectors (copied, not embedded again), and prints the modes
+table per backend, how alike their hybrid top results are, and the
+PostgreSQL words search ranked other ways (bench/pg_words.py: ``ts_rank``
+normalizations, ``ts_rank_cd``, all words, a bm25-like word rarity), each
+fused with the same vector list as recall fuses.
+
     uv run python bench/recall_quality.py
     uv run python bench/recall_quality.py --cache /tmp/recall.pickle  # again: seconds
+    uv run python bench/recall_quality.py --postgres
+    uv run python bench/recall_quality.py --data bench/data/conversations --postgres
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import pickle
 import re
@@ -41,13 +52,15 @@ import statistics
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import thatch
 from data_sets import DATA, read_jsonl
+from pg_home import analyze, copy_memories, load_pg_cluster, open_home, postgres_config
+from pg_words import Searches
 from stop_words import without_stop_words
 from synthetic import distinct_texts
 from thatch.api import Thatch
@@ -66,6 +79,8 @@ MODES: tuple[RecallMode, ...] = ("hybrid", "vector", "words")
 KINDS = ("meaning", "words", "mixed")
 #: Candidates recall fetches from each list for a limit of 5; variants go up to twice that.
 DEPTH = max(5 * CANDIDATE_FACTOR, MIN_CANDIDATES)
+#: The schema of the PostgreSQL home (``--postgres``).
+PG_SCHEMA = "bench_quality"
 
 
 @dataclass(frozen=True)
@@ -902,6 +917,103 @@ def print_misses(
 
 
 @dataclass(frozen=True)
+class BackendRun:
+    """The set on the PostgreSQL home: its modes, raw lists, and its words search ranked otherwise.
+
+    ``variants`` maps a words ranking of bench/pg_words.py to its
+    (words-only, hybrid) rankings, the hybrid one fused by recall's fusion
+    with the backend's vector list.
+    """
+
+    rankings: dict[str, list[list[str]]]
+    lists: list[Lists]
+    labels: dict[int, str]
+    variants: dict[str, tuple[list[list[str]], list[list[str]]]] = field(default_factory=dict)
+
+
+def postgres_run(
+    pg: Thatch, searches: Searches, queries: Sequence[Query], limit: int
+) -> BackendRun:
+    """Modes, raw lists and words variants of ``queries`` on the PostgreSQL home ``pg``."""
+    labels = {m.id: m.label for m in pg.list("all")}
+    rankings = mode_rankings(pg, queries, limit)
+    lists = raw_lists(pg, queries, limit)
+    if variant_rankings(lists, labels, recall_fusion, limit) != rankings["hybrid"]:
+        raise SystemExit("the recall fusion variant does not reproduce hybrid recall on PostgreSQL")
+    storage, model = pg.memory_storage, pg.embedder.model_id
+    depth = 2 * candidate_depth(limit)
+    query_vectors = [pg.embedder.embed_query(q.text) for q in queries]
+    variants = {}
+    for name, search in searches.all().items():
+        alike = []
+        words_only = []
+        for q, one, vector in zip(queries, lists, query_vectors, strict=True):
+            hits = search(q.text, Scope(stores=q.stores, branch=pg.branch), depth)
+            words_only.append([labels[h.id] for h in hits[:limit]])
+            # Fusion needs the cosine of every candidate; fetch the vectors of new ones.
+            new = {h.id for h in hits} - set(one.cosine)
+            cosine = dict(one.cosine)
+            cosine.update({i: float(v @ vector) for i, v in storage.embeddings(new, model).items()})
+            alike.append(replace(one, words=[(h.id, h.score) for h in hits], cosine=cosine))
+        variants[name] = (words_only, variant_rankings(alike, labels, recall_fusion, limit))
+    return BackendRun(rankings, lists, labels, variants)
+
+
+def alike_share(first: Sequence[Sequence[str]], second: Sequence[Sequence[str]]) -> float:
+    """Mean share of labels two rankings' top lists have in common."""
+    shares = [
+        len(set(a) & set(b)) / max(len(a), len(b), 1) for a, b in zip(first, second, strict=True)
+    ]
+    return statistics.mean(shares) if shares else 1.0
+
+
+def print_backends(
+    queries: Sequence[Query],
+    sqlite: dict[str, list[list[str]]],
+    sqlite_lists: Sequence[Lists],
+    sqlite_labels: dict[int, str],
+    pg: BackendRun,
+    limit: int,
+) -> None:
+    """Both backends' modes tables, how alike they rank, and PostgreSQL's words variants.
+
+    The variants' "words alone" is the order of the raw words list, SQLite's
+    too, which is what fusion is given.
+    """
+    pg_hybrid = variant_rankings(pg.lists, pg.labels, recall_fusion, limit)
+    postgres = {**pg.rankings, "hybrid": pg_hybrid}
+    for name, rankings in (("SQLite", sqlite), ("PostgreSQL", postgres)):
+        print(f"\n{name} backend:")
+        print_modes(queries, rankings, limit)
+    same = "  ".join(f"{m} {alike_share(sqlite[m], postgres[m]):.3f}" for m in MODES)
+    print(f"top-{limit} labels alike (SQLite / PostgreSQL): {same}")
+    kinds = query_kinds(queries)
+    rk = f"R@{limit}"
+    columns = "".join(f"| {kind[:10] + ' ' + rk:>14} {'MRR':>5} " for kind in kinds)
+    print(
+        f"\nPostgreSQL words search ranked otherwise (words alone | fused as hybrid recall):\n"
+        f"{'words ranking':<32} | {'words ' + rk:>8} {'MRR':>5} | {'hybrid R@1':>10} "
+        f"{rk:>5} {'MRR':>5} {columns}"
+    )
+    print("-" * (78 + 23 * len(kinds)))
+    bm25 = [[sqlite_labels[i] for i, _ in one.words[:limit]] for one in sqlite_lists]
+    rows = [("SQLite's bm25 (recall on SQLite)", bm25, sqlite["hybrid"])]
+    rows += [(name, words, hybrid) for name, (words, hybrid) in pg.variants.items()]
+    for name, words, hybrid in rows:
+        w = evaluate(queries, words, limit, None)
+        h = evaluate(queries, hybrid, limit, None)
+        per_kind = "".join(
+            f"| {evaluate(queries, hybrid, limit, kind).recall_k:>14.3f} "
+            f"{evaluate(queries, hybrid, limit, kind).mrr:>5.3f} "
+            for kind in kinds
+        )
+        print(
+            f"{name:<32} | {w.recall_k:>8.3f} {w.mrr:5.3f} | {h.recall_1:>10.3f} "
+            f"{h.recall_k:5.3f} {h.mrr:5.3f} {per_kind}"
+        )
+
+
+@dataclass(frozen=True)
 class Run:
     """What the variant table needs of one live run, kept by ``--cache`` to re-rank without it."""
 
@@ -912,6 +1024,7 @@ class Run:
     labels: dict[int, str]
     created: dict[int, tuple[datetime, int]]
     texts: dict[int, str]
+    postgres: BackendRun | None = None
 
 
 def load_run(path: Path | None, key: tuple[object, ...]) -> Run | None:
@@ -936,6 +1049,8 @@ def print_cached(run: Run, limit: int) -> None:
     print_modes(run.queries, rankings, limit)
     print("\nFusion variants of hybrid recall:")
     print_variants(run.queries, run.lists, run.labels, rankings, limit, run.created, run.texts)
+    if run.postgres is not None:
+        print_backends(run.queries, rankings, run.lists, run.labels, run.postgres, limit)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -957,12 +1072,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         "data, limit and distractors, print only the mode and variant tables from it "
         "(seconds instead of minutes)",
     )
+    parser.add_argument(
+        "--postgres",
+        action="store_true",
+        help="also run the set on a home whose memories live on a throw-away PostgreSQL server",
+    )
     args = parser.parse_args(argv)
 
     # The data files' sizes and times too, so that a rewritten set is run again.
     files = [args.data / name for name in ("memories.jsonl", "queries.jsonl")]
     stamps = tuple((f.stat().st_size, f.stat().st_mtime_ns) for f in files)
-    key = (str(args.data.resolve()), stamps, args.limit, args.distractors)
+    key = (str(args.data.resolve()), stamps, args.limit, args.distractors, args.postgres)
     cached = load_run(args.cache, key)
     if cached is not None:
         print_cached(cached, args.limit)
@@ -970,7 +1090,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     every_query = load_queries(args.data / "queries.jsonl")
     queries = [q for q in every_query if q.relevant]
     no_answer = [q for q in every_query if not q.relevant]
-    with tempfile.TemporaryDirectory(prefix="thatch-bench-") as home, thatch.open(home=home) as th:
+    with contextlib.ExitStack() as stack:
+        home = stack.enter_context(tempfile.TemporaryDirectory(prefix="thatch-bench-"))
+        th = stack.enter_context(thatch.open(home=Path(home, "sqlite")))
         started = time.perf_counter()
         count = load_memories(th, args.data / "memories.jsonl")
         saved = time.perf_counter() - started
@@ -1009,9 +1131,30 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise SystemExit("the recall fusion variant does not reproduce hybrid recall")
         print("\nFusion variants of hybrid recall:")
         print_variants(queries, lists, labels, rankings, args.limit, created, texts)
+        postgres = None
+        if args.postgres:
+            server = stack.enter_context(load_pg_cluster().running_server())
+            pg = stack.enter_context(
+                open_home(
+                    Path(home, "postgres"), th.embedder, postgres_config(server.dsn(), PG_SCHEMA)
+                )
+            )
+            started = time.perf_counter()
+            copied = copy_memories(th.memory_storage, pg.memory_storage, th.embedder.model_id)
+            analyze(server.dsn(), PG_SCHEMA)
+            print(
+                f"\n{copied} memories copied to PostgreSQL in {time.perf_counter() - started:.1f} s"
+            )
+            searches = Searches(server.dsn(), PG_SCHEMA)
+            stack.callback(searches.close)
+            started = time.perf_counter()
+            postgres = postgres_run(pg, searches, queries, args.limit)
+            print(f"PostgreSQL runs took {time.perf_counter() - started:.1f} s")
+            print_backends(queries, rankings, lists, labels, postgres, args.limit)
         if args.cache is not None:
+            run = Run(key, queries, rankings, lists, labels, created, texts, postgres)
             with args.cache.open("wb") as file:
-                pickle.dump(Run(key, queries, rankings, lists, labels, created, texts), file)
+                pickle.dump(run, file)
         print_min_cosine(th, queries, no_answer, labels, args.limit)
         if args.misses:
             print()

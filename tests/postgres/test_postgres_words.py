@@ -155,3 +155,36 @@ def test_a_change_made_under_another_search_path_fills_this_schemas_words(
         conn.execute(f"UPDATE {schema}.memories SET search = to_tsvector('english', 'gamma words')")
     assert out_of_step(postgres_server, schema) == 0
     assert len(storage.text_search("gamma", scope(), 10)) == 1
+
+
+def test_identifiers_are_found_by_their_parts(open_handle: Open) -> None:
+    storage = open_handle()
+    (dotted,) = write(storage, new("retry", "Retries live in taxcalc.charge.retry"))
+    (path,) = write(storage, new("entry", "The app starts in src/app/main.py"))
+    assert [hit.id for hit in storage.text_search("charge retry", scope(), 10)] == [dotted.id]
+    assert [hit.id for hit in storage.text_search("taxcalc.charge", scope(), 10)] == [dotted.id]
+    assert [hit.id for hit in storage.text_search("main.py", scope(), 10)] == [path.id]
+
+
+def test_an_upgrade_from_version_6_cuts_the_stored_words_as_queries_are(
+    open_handle: Open, postgres_server: Server, tmp_path: Path
+) -> None:
+    schema = schema_for(tmp_path)
+    # Version 6 with words stored as PostgreSQL's parser cuts them, as that release did.
+    with schema_at(postgres_server, schema, 6) as conn:
+        conn.execute(
+            "INSERT INTO memories (store, label, content, model, embedding, search,"
+            " created_at, updated_at) VALUES (%s, 'retry', %s, 'model-a', '\\x0000803f'::bytea,"
+            " setweight(to_tsvector('english', 'retry'), 'A')"
+            " || setweight(to_tsvector('english', %s), 'D'), now(), now())",
+            (APP, "Crème brûlée in taxcalc.charge.retry", "creme brulee in taxcalc.charge.retry"),
+        )
+    storage = open_handle()
+    assert out_of_step(postgres_server, schema) == 0
+    (hit,) = storage.text_search("charge", scope(), 10)
+    assert storage.text_search("creme", scope(), 10) == [hit]
+    # Stored as a fresh write of the same memory (in another store) stores them.
+    write(storage, new("retry", "Crème brûlée in taxcalc.charge.retry", store=GLOBAL))
+    stored = query(postgres_server, schema, "SELECT store, search::text FROM memories")
+    assert len(stored) == 2
+    assert len({search for _store, search in stored}) == 1

@@ -502,8 +502,8 @@ def _params(item: NewMemory) -> dict[str, Any]:
         "branch": item.branch,
         "model": item.model,
         "embedding": to_bytes(item.embedding),
-        "label_words": text.fold(item.label),
-        "content_words": text.fold(item.content),
+        "label_words": text.stored_words(item.label),
+        "content_words": text.stored_words(item.content),
     }
 
 

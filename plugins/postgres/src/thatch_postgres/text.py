@@ -40,6 +40,20 @@ def fold(text: str) -> str:
     return unicodedata.normalize("NFC", bare).casefold().replace("\x00", " ")
 
 
+def stored_words(text: str) -> str:
+    """``text`` folded and cut into the word tokens a query is cut into, for ``to_tsvector``.
+
+    PostgreSQL's parser keeps ``taxcalc.charge.retry`` or ``src/app/main.py``
+    as one word (a host, a file), while :func:`words` cuts a query at every
+    character that is not a letter, digit or ``_``: stored the parser's way,
+    a query could never match such a word nor its parts.
+
+    >>> stored_words("Retry in taxcalc.charge.retry (see src/app/main.py)")
+    'retry in taxcalc charge retry see src app main py'
+    """
+    return " ".join(_WORD.findall(fold(text)))
+
+
 def words(query: str, max_terms: int = MAX_TERMS) -> list[str]:
     """The distinct folded words of ``query``, in order, at most ``max_terms``.
 
