@@ -14,7 +14,10 @@ thatch), :mod:`thatch.plugin.sqlite` (SQLite that survives crashes and
 concurrent writers), :mod:`thatch.plugin.quantized` (int8 codes of unit
 vectors and their first-pass scan, for a backend that searches in memory),
 :mod:`thatch.plugin.word_budget` (a query's words chosen rarest first within
-a budget of postings).
+a budget of postings), :mod:`thatch.plugin.sql_rows` (the records of the rows
+an SQL backend reads, and the errors it raises for a row),
+:mod:`thatch.plugin.per_config` (one open storage per config for all of a
+backend's storage hooks).
 
 Every name is imported on first use (PEP 562), so ``import thatch.plugin.errors``
 or ``from thatch.plugin import hookimpl`` costs only that module: the hook

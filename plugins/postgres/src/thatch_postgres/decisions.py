@@ -19,18 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from psycopg import errors
-from thatch.plugin import (
-    SIGNALS,
-    DecisionKind,
-    Edge,
-    Fire,
-    Matcher,
-    NotFoundError,
-    Prediction,
-    Provenance,
-    ScoredId,
-    Signal,
-)
+from thatch.plugin import DecisionKind, Edge, Matcher, NotFoundError, Prediction, ScoredId, sql_rows
 
 from thatch_postgres.pooled import Once, Pooled
 from thatch_postgres.text import storable
@@ -39,11 +28,11 @@ from thatch_postgres.vectors import ModelVectors, Table, VectorCache, from_bytes
 if TYPE_CHECKING:
     from typing import LiteralString
 
-    from thatch.plugin import ConfidenceRule, Vector
+    from thatch.plugin import ConfidenceRule, Fire, Provenance, Signal, Vector
 
     from thatch_postgres.connect import Connection
 
-# Column lists in the order Matcher and Prediction take them.
+# Column lists in the order thatch.plugin.sql_rows reads them.
 _ADD_MATCHER = """
     INSERT INTO prediction_matchers (store, description, model, embedding, created_at, updated_at)
     VALUES (%s, %s, %s, %s, now(), now())
@@ -159,7 +148,7 @@ class DecisionsMixin(Pooled):
         def add(conn: Connection) -> Matcher:
             row = conn.execute(_ADD_MATCHER, params).fetchone()
             assert row is not None
-            return Matcher(*row)
+            return sql_rows.matcher(row)
 
         # Adds a row: a retry after a lost commit answers with the one saved.
         return self._write("add a matcher", add, vectors="matchers", once=_MATCHER_ONCE)
@@ -185,7 +174,7 @@ class DecisionsMixin(Pooled):
         def add(conn: Connection) -> Prediction:
             row = conn.execute(_ADD_PREDICTION, params).fetchone()
             assert row is not None
-            return Prediction(*row)
+            return sql_rows.prediction(row)
 
         return self._write("add a prediction", add, vectors="predictions", once=_PREDICTION_ONCE)
 
@@ -195,12 +184,12 @@ class DecisionsMixin(Pooled):
                 "SELECT 1 FROM prediction_matchers WHERE id = %s", (int(matcher_id),)
             ).fetchone()
             if found is None:
-                raise NotFoundError(f"no matcher with id {matcher_id}")
+                raise sql_rows.not_found("matcher", matcher_id)
             found = conn.execute(
                 "SELECT 1 FROM predictions WHERE id = %s", (int(prediction_id),)
             ).fetchone()
             if found is None:
-                raise NotFoundError(_no_prediction(prediction_id))
+                raise sql_rows.not_found("prediction", prediction_id)
             cursor = conn.execute(_LINK, (int(matcher_id), int(prediction_id), float(weight)))
             return cursor.rowcount > 0
 
@@ -225,8 +214,7 @@ class DecisionsMixin(Pooled):
         when: datetime,
         rule: ConfidenceRule,
     ) -> Prediction:
-        if signal not in SIGNALS:
-            raise ValueError(f"unknown signal {signal!r}; expected one of {', '.join(SIGNALS)}")
+        sql_rows.check_signal(signal)
         counts = {
             "id": int(prediction_id),
             "confirm": float(confirm),
@@ -239,7 +227,7 @@ class DecisionsMixin(Pooled):
         def add(conn: Connection) -> Prediction:
             added = conn.execute(_ADD_COUNTS, counts).fetchone()
             if added is None:
-                raise NotFoundError(_no_prediction(prediction_id))
+                raise sql_rows.not_found("prediction", prediction_id)
             confidence = float(rule(*added))
             conn.execute(
                 "INSERT INTO prediction_provenance"
@@ -251,7 +239,7 @@ class DecisionsMixin(Pooled):
                 _SET_CONFIDENCE, {"confidence": confidence, "id": int(prediction_id)}
             ).fetchone()
             assert row is not None
-            return Prediction(*row)
+            return sql_rows.prediction(row)
 
         # The counts add: a retry after a lost commit must not add them twice.
         again = Once(lambda conn, _row: _prediction(conn, int(prediction_id)))
@@ -289,7 +277,7 @@ class DecisionsMixin(Pooled):
         # thatch migrate run again finds what was saved by its keys.
         with self._transaction("restore matchers", "matchers") as conn:
             restored = [conn.execute(_RESTORE_MATCHER, row).fetchone() for row in rows]
-        return [Matcher(*row) for row in restored if row is not None]
+        return [sql_rows.matcher(row) for row in restored if row is not None]
 
     def restore_predictions(
         self, items: Sequence[tuple[Prediction, Vector, Sequence[Provenance]]]
@@ -306,7 +294,7 @@ class DecisionsMixin(Pooled):
             for params, trail in prepared:
                 row = conn.execute(_RESTORE_PREDICTION, params).fetchone()
                 assert row is not None
-                restored.append(Prediction(*row))
+                restored.append(sql_rows.prediction(row))
                 if trail:
                     with conn.cursor() as cursor:
                         cursor.executemany(
@@ -335,16 +323,7 @@ class DecisionsMixin(Pooled):
     def record_fires(
         self, session: str | None, fires: Sequence[tuple[int, float, float]], when: datetime
     ) -> None:
-        rows = [
-            {
-                "session": session,
-                "id": int(prediction_id),
-                "confidence": float(confidence),
-                "score": float(score),
-                "when": when,
-            }
-            for prediction_id, confidence, score in fires
-        ]
+        rows = sql_rows.fire_params(session, fires, when)
         if not rows:
             return
 
@@ -405,19 +384,20 @@ class DecisionsMixin(Pooled):
         wanted = [int(i) for i in ids]
         if not wanted:
             return {}
-        return {row[0]: Matcher(*row) for row in self._rows(_MATCHERS_BY_ID, (wanted,))}
+        return {row[0]: sql_rows.matcher(row) for row in self._rows(_MATCHERS_BY_ID, (wanted,))}
 
     def get_predictions(self, ids: Iterable[int]) -> dict[int, Prediction]:
         wanted = [int(i) for i in ids]
         if not wanted:
             return {}
-        return {row[0]: Prediction(*row) for row in self._rows(_PREDICTIONS_BY_ID, (wanted,))}
+        rows = self._rows(_PREDICTIONS_BY_ID, (wanted,))
+        return {row[0]: sql_rows.prediction(row) for row in rows}
 
     def list_predictions(self, stores: Sequence[str] | None = None) -> list[Prediction]:
-        return [Prediction(*row) for row in self._rows(_PREDICTIONS_OF_STORES, _of(stores))]
+        return [sql_rows.prediction(row) for row in self._rows(_PREDICTIONS_OF_STORES, _of(stores))]
 
     def list_matchers(self, stores: Sequence[str] | None = None) -> list[Matcher]:
-        return [Matcher(*row) for row in self._rows(_MATCHERS_OF_STORES, _of(stores))]
+        return [sql_rows.matcher(row) for row in self._rows(_MATCHERS_OF_STORES, _of(stores))]
 
     def provenance(self, prediction_id: int) -> list[Provenance]:
         rows = self._rows(
@@ -425,10 +405,10 @@ class DecisionsMixin(Pooled):
             " FROM prediction_provenance WHERE prediction_id = %s ORDER BY created_at, id",
             (int(prediction_id),),
         )
-        return [Provenance(*row) for row in rows]
+        return [sql_rows.provenance(row) for row in rows]
 
     def signals(self, stores: Sequence[str] | None = None) -> list[Provenance]:
-        return [Provenance(*row) for row in self._rows(_SIGNALS_OF_STORES, _of(stores))]
+        return [sql_rows.provenance(row) for row in self._rows(_SIGNALS_OF_STORES, _of(stores))]
 
     def evidence_totals(self, store: str) -> tuple[float, float]:
         [(confirm, disconfirm)] = self._rows(
@@ -439,7 +419,7 @@ class DecisionsMixin(Pooled):
         return float(confirm), float(disconfirm)
 
     def fires(self, stores: Sequence[str] | None = None) -> list[Fire]:
-        return [Fire(*row) for row in self._rows(_FIRES_OF_STORES, _of(stores))]
+        return [sql_rows.fire(row) for row in self._rows(_FIRES_OF_STORES, _of(stores))]
 
     # -- internals ---------------------------------------------------------
     def _nearest(
@@ -472,8 +452,7 @@ def _restored_prediction(p: Prediction, vector: Vector) -> dict[str, Any]:
 
 
 def _restored_entry(entry: Provenance) -> tuple[Any, ...]:
-    if entry.signal not in SIGNALS:
-        raise ValueError(f"unknown signal {entry.signal!r}; expected one of {', '.join(SIGNALS)}")
+    sql_rows.check_signal(entry.signal)
     return (entry.signal, storable(entry.detail, "feedback"), entry.session, entry.created_at)
 
 
@@ -481,15 +460,15 @@ def _prediction(conn: Connection, prediction_id: int) -> Prediction:
     row = conn.execute(_PREDICTIONS_BY_ID, ([prediction_id],)).fetchone()
     if row is None:
         # Deleted on another machine since this write was saved.
-        raise NotFoundError(_no_prediction(prediction_id))
-    return Prediction(*row)
+        raise sql_rows.not_found("prediction", prediction_id)
+    return sql_rows.prediction(row)
 
 
 def _matcher(conn: Connection, matcher_id: int) -> Matcher:
     row = conn.execute(_MATCHERS_BY_ID, ([matcher_id],)).fetchone()
     if row is None:
-        raise NotFoundError(f"no matcher with id {matcher_id}")
-    return Matcher(*row)
+        raise sql_rows.not_found("matcher", matcher_id)
+    return sql_rows.matcher(row)
 
 
 def _saved_row(row_id: int | None) -> int:
@@ -509,10 +488,6 @@ _PREDICTION_ONCE: Once[Prediction] = Once(
 def _deleted(conn: Connection, statement: LiteralString, row_id: int) -> bool:
     """Whether ``statement`` deleted the row; run again after a lost commit it answers False."""
     return conn.execute(statement, (int(row_id),)).rowcount > 0
-
-
-def _no_prediction(prediction_id: int) -> str:
-    return f"no prediction with id {prediction_id}; see ids with 'thatch predictions list'"
 
 
 def _of(stores: Sequence[str] | None) -> dict[str, Any]:

@@ -10,10 +10,10 @@ them the config keeps in postgres.
 
 from __future__ import annotations
 
-import weakref
 from typing import TYPE_CHECKING
 
 from thatch.plugin import hookimpl
+from thatch.plugin.per_config import PerConfig
 
 if TYPE_CHECKING:
     from thatch.plugin import (
@@ -22,17 +22,12 @@ if TYPE_CHECKING:
         DecisionStorage,
         MemoryStorage,
         PredictionStorage,
-        StoragePart,
     )
 
     from thatch_postgres.storage import PostgresStorage
 
 #: The ``[storage]`` backend value this plugin answers to.
 BACKEND = "postgres"
-
-# The storage opened for each live config, by id(config); an entry goes when
-# its config is collected, as with the sqlite backend.
-_opened: dict[int, PostgresStorage] = {}
 
 
 @hookimpl
@@ -61,20 +56,6 @@ def thatch_prediction_storage(config: Config) -> PredictionStorage | None:
     return _storage_for(config, "predictions")
 
 
-def _storage_for(config: Config, part: StoragePart) -> PostgresStorage | None:
-    """The open storage of ``config`` if ``part`` is kept in postgres (opened when needed)."""
-    if config.backend_for(part) != BACKEND:
-        return None
-    key = id(config)
-    storage = _opened.get(key)
-    if storage is None or storage.closed:
-        storage = _open(config)
-        if key not in _opened:
-            weakref.finalize(config, _opened.pop, key, None)
-        _opened[key] = storage
-    return storage
-
-
 def _open(config: Config) -> PostgresStorage:
     # Imported here so that loading the plugin (every thatch command, hooks
     # included) never imports psycopg unless postgres is in use.
@@ -83,3 +64,7 @@ def _open(config: Config) -> PostgresStorage:
 
     settings = PostgresSettings.of(config)
     return PostgresStorage(settings.dsn, settings.schema, retry_seconds=settings.retry_seconds)
+
+
+# The three parts share one object (one pool).
+_storage_for: PerConfig[PostgresStorage] = PerConfig(BACKEND, _open)

@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from psycopg.types.json import Json
-from thatch.plugin import LoggedPrediction
+from thatch.plugin import LoggedPrediction, sql_rows
 from thatch.plugin.prediction_log import check_score
 
 from thatch_postgres.pooled import Pooled
@@ -25,7 +25,7 @@ from thatch_postgres.text import storable
 if TYPE_CHECKING:
     from thatch_postgres.connect import Connection
 
-# Columns in the order _row() writes and _entry() reads them.
+# Columns in the order _row() writes and thatch.plugin.sql_rows reads them.
 _INSERT = """
     INSERT INTO prediction_log (id, session_id, action, toward, confidence, source,
         recorded_at, fields, store, actual, scored_at)
@@ -79,11 +79,11 @@ class PredictionLogMixin(Pooled):
         self, entry_id: str, session_id: str | None = None
     ) -> LoggedPrediction | None:
         rows = self._rows(_FOUND, _key(entry_id, session_id))
-        return _entry(rows[0]) if rows else None
+        return sql_rows.logged_prediction(rows[0]) if rows else None
 
     def list_prediction_entries(self, session_id: str | None = None) -> list[LoggedPrediction]:
         rows = self._rows(_ENTRIES, {"all": session_id is None, "session": session_id})
-        return [_entry(row) for row in rows]
+        return [sql_rows.logged_prediction(row) for row in rows]
 
     def score_prediction(
         self, entry_id: str, actual: str, when: datetime, session_id: str | None = None
@@ -112,20 +112,4 @@ def _row(entry: LoggedPrediction) -> tuple[Any, ...]:
         entry.store,
         entry.actual,
         entry.scored_at,
-    )
-
-
-def _entry(row: Sequence[Any]) -> LoggedPrediction:
-    return LoggedPrediction(
-        id=row[0],
-        session_id=row[1],
-        action=row[2],
-        toward=row[3],
-        confidence=row[4],
-        source=row[5],
-        recorded_at=row[6],
-        fields=row[7],
-        store=row[8],
-        actual=row[9],
-        scored_at=row[10],
     )

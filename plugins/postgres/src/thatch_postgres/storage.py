@@ -9,7 +9,6 @@ a number into the client and writing it back.
 
 from __future__ import annotations
 
-import shlex
 import threading
 from collections.abc import Iterable, Sequence
 from datetime import datetime
@@ -18,13 +17,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from psycopg import errors
 from thatch.plugin import (
-    ArchivedMemoryError,
     Memory,
     NewMemory,
     Scope,
     ScoredId,
     StoreInfo,
     WriteResult,
+    sql_rows,
 )
 
 from thatch_postgres import listen, text, wordcounts
@@ -45,7 +44,7 @@ if TYPE_CHECKING:
 
 # Every query is written out whole, SQL is never assembled at run time, not
 # even from constants; the memory queries list the columns in the order
-# _memory() reads them. The stored words weigh the label more than the
+# thatch.plugin.sql_rows reads them. The stored words weigh the label more than the
 # content (class A against D).
 _INSERT = """
     INSERT INTO memories (store, label, content, branch, model, embedding, search,
@@ -243,16 +242,16 @@ class PostgresStorage(DecisionsMixin, PredictionLogMixin):
             for item, params in zip(items, prepared, strict=True):
                 row = conn.execute(_INSERT, params).fetchone()
                 if row is not None:
-                    results.append(WriteResult(_memory(row), "created"))
+                    results.append(WriteResult(sql_rows.memory(row), "created"))
                     continue
                 # The label exists (perhaps written a moment ago by another
                 # machine): lock it, then decide.
                 row = conn.execute(_LOCK_LABEL, (item.store, item.label)).fetchone()
                 assert row is not None, "a conflicting row is there until the transaction ends"
-                old = _memory(row)
+                old = sql_rows.memory(row)
                 if old.archived:
                     # Raising rolls back the whole batch.
-                    raise ArchivedMemoryError(_archived_message(old.store, old.label))
+                    raise sql_rows.archived_memory(old.store, old.label)
                 if (old.content, old.branch, old.model) == (item.content, item.branch, item.model):
                     results.append(WriteResult(old, "unchanged"))
                     continue
@@ -264,7 +263,7 @@ class PostgresStorage(DecisionsMixin, PredictionLogMixin):
                         "DELETE FROM dedup_reviews WHERE first_id = %s OR second_id = %s",
                         (old.id, old.id),
                     )
-                results.append(WriteResult(_memory(new_row), "updated"))
+                results.append(WriteResult(sql_rows.memory(new_row), "updated"))
             return results
 
         return self._write("save memories", save, vectors="memories")
@@ -286,7 +285,7 @@ class PostgresStorage(DecisionsMixin, PredictionLogMixin):
             lambda conn: conn.execute(_ARCHIVE, params).fetchone(),
             vectors="memories",
         )
-        return None if row is None else _memory(row)
+        return None if row is None else sql_rows.memory(row)
 
     def record_recall(self, ids: Sequence[int], when: datetime) -> None:
         if not ids:
@@ -362,14 +361,14 @@ class PostgresStorage(DecisionsMixin, PredictionLogMixin):
     # -- reads -------------------------------------------------------------
     def get_memory(self, store: str, label: str) -> Memory | None:
         rows = self._rows(_BY_LABEL, (store, label))
-        return _memory(rows[0]) if rows else None
+        return sql_rows.memory(rows[0]) if rows else None
 
     def get_memories(self, ids: Iterable[int]) -> dict[int, Memory]:
         wanted = [int(i) for i in ids]
         if not wanted:
             return {}
         rows = self._rows(_BY_ID, (wanted,))
-        return {memory.id: memory for memory in map(_memory, rows)}
+        return {memory.id: memory for memory in map(sql_rows.memory, rows)}
 
     def list_memories(
         self, stores: Sequence[str] | None = None, *, include_archived: bool = False
@@ -378,7 +377,7 @@ class PostgresStorage(DecisionsMixin, PredictionLogMixin):
             _OF_STORES,
             {"all": stores is None, "stores": list(stores or ()), "archived": include_archived},
         )
-        return [_memory(row) for row in rows]
+        return [sql_rows.memory(row) for row in rows]
 
     def list_stores(self) -> list[StoreInfo]:
         rows = self._rows(
@@ -397,19 +396,11 @@ class PostgresStorage(DecisionsMixin, PredictionLogMixin):
         hits = self._vectors(self._cache, model, "search by meaning").search(
             vector, scope.stores, scope.branch, limit
         )
-        found = [ScoredId(memory_id, score) for memory_id, score in hits]
+        archived = None
         if include_archived:
-            found.extend(self._archived_hits(vector, model, scope))
-            found.sort(key=lambda hit: (-hit.score, hit.id))
-        return found[:limit]
-
-    def _archived_hits(self, vector: Vector, model: str, scope: Scope) -> list[ScoredId]:
-        rows = self._rows(_ARCHIVED_VECTORS, (model, list(scope.stores), scope.branch))
-        return [
-            ScoredId(memory_id, float(from_bytes(blob) @ vector))
-            for memory_id, blob in rows
-            if len(blob) == 4 * len(vector)
-        ]
+            params = (model, list(scope.stores), scope.branch)
+            archived = self._rows(_ARCHIVED_VECTORS, params)
+        return sql_rows.with_archived(hits, archived, vector, from_bytes, limit)
 
     def text_search(
         self, query: str, scope: Scope, limit: int, *, include_archived: bool = False
@@ -516,26 +507,3 @@ def _restored(memory: Memory, vector: Vector) -> dict[str, Any]:
         "recall_count": int(memory.recall_count),
         "last_recalled_at": memory.last_recalled_at,
     }
-
-
-def _archived_message(store: str, label: str) -> str:
-    return (
-        f"memory '{label}' in store '{store}' is archived; unarchive it first: "
-        f"thatch unarchive {shlex.quote(label)} --store {shlex.quote(store)}"
-    )
-
-
-def _memory(row: Sequence[Any]) -> Memory:
-    return Memory(
-        id=row[0],
-        store=row[1],
-        label=row[2],
-        content=row[3],
-        branch=row[4],
-        archived=bool(row[5]),
-        model=row[6],
-        created_at=row[7],
-        updated_at=row[8],
-        recall_count=int(row[9]),
-        last_recalled_at=row[10],
-    )

@@ -21,16 +21,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from thatch.plugin import (
-    SIGNALS,
     DecisionKind,
     Edge,
     Fire,
     Matcher,
-    NotFoundError,
     Prediction,
     Provenance,
     ScoredId,
-    Signal,
+    sql_rows,
 )
 
 from thatch_sqlite.cache import Follower
@@ -38,10 +36,10 @@ from thatch_sqlite.codec import as_vector, from_blob, json_ids, to_blob, to_time
 from thatch_sqlite.vectors import VectorIndex
 
 if TYPE_CHECKING:
-    from thatch.plugin import ConfidenceRule, Vector
+    from thatch.plugin import ConfidenceRule, Signal, Vector
 
 
-# Column lists in the order _matcher() and _prediction() read them.
+# Column lists in the order thatch.plugin.sql_rows reads them.
 _MATCHERS_BY_ID = """
     SELECT id, store, description, model, created_at, updated_at
     FROM prediction_matchers WHERE id IN (SELECT value FROM json_each(?))
@@ -81,12 +79,6 @@ _FIRES_OF_STORES = """
     WHERE :all OR p.store IN (SELECT value FROM json_each(:stores))
     ORDER BY f.fired_at, f.id
 """
-# The rows of those column lists, times as epoch seconds.
-_MatcherRow = tuple[int, str, str, str, float, float]
-_PredictionRow = tuple[int, str, str, str, str, float, float, float, float, float, float]
-_ProvenanceRow = tuple[int, int, Signal, str, str | None, float]
-_FireRow = tuple[int, str | None, int, float, float, float]
-
 # A fire of a prediction deleted since it was shown is dropped, not an error:
 # the showing no longer calibrates anything.
 _INSERT_FIRE = """
@@ -255,7 +247,7 @@ class DecisionsMixin:
         with self._write() as conn:
             found = conn.execute("SELECT 1 FROM prediction_matchers WHERE id = ?", (matcher_id,))
             if found.fetchone() is None:
-                raise NotFoundError(f"no matcher with id {matcher_id}")
+                raise sql_rows.not_found("matcher", matcher_id)
             _require_prediction(conn, prediction_id)
             cursor = conn.execute(
                 "INSERT OR IGNORE INTO prediction_edges"
@@ -276,8 +268,7 @@ class DecisionsMixin:
         when: datetime,
         rule: ConfidenceRule,
     ) -> Prediction:
-        if signal not in SIGNALS:
-            raise ValueError(f"unknown signal {signal!r}; expected one of {', '.join(SIGNALS)}")
+        sql_rows.check_signal(signal)
         stamp = when.timestamp()
         with self._write() as conn:
             counts = _require_prediction(conn, prediction_id)
@@ -361,17 +352,7 @@ class DecisionsMixin:
     def record_fires(
         self, session: str | None, fires: Sequence[tuple[int, float, float]], when: datetime
     ) -> None:
-        stamp = when.timestamp()
-        rows = [
-            {
-                "session": session,
-                "id": int(prediction_id),
-                "confidence": float(confidence),
-                "score": float(score),
-                "when": stamp,
-            }
-            for prediction_id, confidence, score in fires
-        ]
+        rows = sql_rows.fire_params(session, fires, when.timestamp())
         if not rows:
             return
         with self._write(bookkeeping=True) as conn:
@@ -484,9 +465,7 @@ def _require_prediction(conn: sqlite3.Connection, prediction_id: int) -> tuple[f
         (prediction_id,),
     ).fetchone()
     if row is None:
-        raise NotFoundError(
-            f"no prediction with id {prediction_id}; see ids with 'thatch predictions list'"
-        )
+        raise sql_rows.not_found("prediction", prediction_id)
     return row
 
 
@@ -512,8 +491,7 @@ def _restored_prediction(p: Prediction, vector: Vector) -> tuple[Any, ...]:
 
 
 def _restored_entry(entry: Provenance) -> tuple[Any, ...]:
-    if entry.signal not in SIGNALS:
-        raise ValueError(f"unknown signal {entry.signal!r}; expected one of {', '.join(SIGNALS)}")
+    sql_rows.check_signal(entry.signal)
     return (entry.signal, entry.detail, entry.session, entry.created_at.timestamp())
 
 
@@ -522,17 +500,18 @@ def _of(stores: Sequence[str] | None) -> dict[str, Any]:
     return {"all": stores is None, "stores": json.dumps(list(stores or ()))}
 
 
-def _matcher(row: _MatcherRow) -> Matcher:
-    return Matcher(*row[:4], created_at=to_time(row[4]), updated_at=to_time(row[5]))
+# Times are stored as epoch seconds.
+def _matcher(row: Sequence[Any]) -> Matcher:
+    return sql_rows.matcher(row, to_time)
 
 
-def _prediction(row: _PredictionRow) -> Prediction:
-    return Prediction(*row[:9], created_at=to_time(row[9]), updated_at=to_time(row[10]))
+def _prediction(row: Sequence[Any]) -> Prediction:
+    return sql_rows.prediction(row, to_time)
 
 
-def _provenance(row: _ProvenanceRow) -> Provenance:
-    return Provenance(*row[:5], created_at=to_time(row[5]))
+def _provenance(row: Sequence[Any]) -> Provenance:
+    return sql_rows.provenance(row, to_time)
 
 
-def _fire(row: _FireRow) -> Fire:
-    return Fire(*row[:5], fired_at=to_time(row[5]))
+def _fire(row: Sequence[Any]) -> Fire:
+    return sql_rows.fire(row, to_time)

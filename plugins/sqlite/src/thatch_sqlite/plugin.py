@@ -8,10 +8,10 @@ hand back the same open object for the same config, and core closes it once.
 
 from __future__ import annotations
 
-import weakref
 from typing import TYPE_CHECKING
 
 from thatch.plugin import hookimpl
+from thatch.plugin.per_config import PerConfig
 
 if TYPE_CHECKING:
     from thatch.plugin import (
@@ -19,17 +19,12 @@ if TYPE_CHECKING:
         DecisionStorage,
         MemoryStorage,
         PredictionStorage,
-        StoragePart,
     )
 
     from thatch_sqlite.storage import SQLiteStorage
 
 #: The ``[storage]`` backend value this plugin answers to.
 BACKEND = "sqlite"
-
-# The object opened for each live config, by id(config): the three parts of
-# one installation share it. An entry goes when its config is collected.
-_opened: dict[int, SQLiteStorage] = {}
 
 
 @hookimpl
@@ -48,20 +43,6 @@ def thatch_decision_storage(config: Config) -> DecisionStorage | None:
 def thatch_prediction_storage(config: Config) -> PredictionStorage | None:
     """The database at ``config.db_path`` when the prediction log is kept in ``sqlite``."""
     return _storage_for(config, "predictions")
-
-
-def _storage_for(config: Config, part: StoragePart) -> SQLiteStorage | None:
-    """The open database of ``config`` if ``part`` is kept in sqlite (opened when needed)."""
-    if config.backend_for(part) != BACKEND:
-        return None
-    key = id(config)
-    storage = _opened.get(key)
-    if storage is None or storage.closed:
-        storage = _open(config)
-        if key not in _opened:
-            weakref.finalize(config, _opened.pop, key, None)
-        _opened[key] = storage
-    return storage
 
 
 def _open(config: Config) -> SQLiteStorage:
@@ -88,3 +69,7 @@ def _mmap_bytes(config: Config) -> int:
             "use a whole number of megabytes, 0 to read without a memory map"
         )
     return value * 1024 * 1024
+
+
+# The three parts of one installation share one object (one file).
+_storage_for: PerConfig[SQLiteStorage] = PerConfig(BACKEND, _open)

@@ -17,12 +17,12 @@ from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from thatch.plugin import LoggedPrediction
+from thatch.plugin import LoggedPrediction, sql_rows
 from thatch.plugin.prediction_log import check_score
 
 from thatch_sqlite.codec import to_time
 
-# Columns in the order _row() writes and _entry() reads them.
+# Columns in the order _row() writes and thatch.plugin.sql_rows reads them.
 _SELECT = """
     SELECT id, session_id, action, toward, confidence, source, recorded_at, fields, store,
         actual, scored_at
@@ -112,16 +112,4 @@ def _row(entry: LoggedPrediction) -> tuple[Any, ...]:
 
 
 def _entry(row: Sequence[Any]) -> LoggedPrediction:
-    return LoggedPrediction(
-        id=row[0],
-        session_id=row[1],
-        action=row[2],
-        toward=row[3],
-        confidence=row[4],
-        source=row[5],
-        recorded_at=to_time(row[6]),
-        fields=json.loads(row[7]),
-        store=row[8],
-        actual=row[9],
-        scored_at=None if row[10] is None else to_time(row[10]),
-    )
+    return sql_rows.logged_prediction(row, to_time, json.loads)

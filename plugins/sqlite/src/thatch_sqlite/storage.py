@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import numpy as np
 from thatch.plugin import (
-    ArchivedMemoryError,
     Memory,
     NewMemory,
     Scope,
@@ -32,6 +31,7 @@ from thatch.plugin import (
     StorageError,
     StoreInfo,
     WriteResult,
+    sql_rows,
 )
 
 from thatch_sqlite import fts
@@ -45,7 +45,7 @@ from thatch_sqlite.scrub import scrub_index
 if TYPE_CHECKING:
     from thatch.plugin import Matrix, Vector, Verdict
 
-# The memory queries list the columns in the order _memory() reads them.
+# The memory queries list the columns in the order thatch.plugin.sql_rows reads them.
 # Those with a sub-select are written out whole: SQL is never assembled at
 # run time, not even from constants.
 _MEMORY = (
@@ -203,7 +203,7 @@ class SQLiteStorage(DecisionsMixin, PredictionLogMixin):
                 old = _memory(row)
                 if old.archived:
                     # Raising rolls back the whole batch.
-                    raise ArchivedMemoryError(_archived_message(old.store, old.label))
+                    raise sql_rows.archived_memory(old.store, old.label)
                 if (old.content, old.branch, old.model) == (item.content, item.branch, item.model):
                     results.append(WriteResult(old, "unchanged"))
                 else:
@@ -316,19 +316,11 @@ class SQLiteStorage(DecisionsMixin, PredictionLogMixin):
         with self._lock:
             index = self._cache.vectors(model)
             hits = index.search(vector, model, scope.stores, scope.branch, limit)
-        found = [ScoredId(memory_id, score) for memory_id, score in hits]
+        archived = None
         if include_archived:
-            found.extend(self._archived_hits(vector, model, scope))
-            found.sort(key=lambda hit: (-hit.score, hit.id))
-        return found[:limit]
-
-    def _archived_hits(self, vector: Vector, model: str, scope: Scope) -> list[ScoredId]:
-        rows = self._fetchall(_ARCHIVED_VECTORS, (model, json.dumps(scope.stores), scope.branch))
-        return [
-            ScoredId(memory_id, float(from_blob(blob) @ vector))
-            for memory_id, blob in rows
-            if len(blob) == 4 * len(vector)
-        ]
+            params = (model, json.dumps(scope.stores), scope.branch)
+            archived = self._fetchall(_ARCHIVED_VECTORS, params)
+        return sql_rows.with_archived(hits, archived, vector, from_blob, limit)
 
     #: Scopes (stores, branch, archived) whose words searches go straight to the
     #: joined query: once too few of the best matches were in scope, their
@@ -521,24 +513,6 @@ def _update(
     )
 
 
-def _archived_message(store: str, label: str) -> str:
-    return (
-        f"memory '{label}' in store '{store}' is archived; unarchive it first: "
-        f"thatch unarchive {shlex.quote(label)} --store {shlex.quote(store)}"
-    )
-
-
 def _memory(row: Sequence[Any]) -> Memory:
-    return Memory(
-        id=row[0],
-        store=row[1],
-        label=row[2],
-        content=row[3],
-        branch=row[4],
-        archived=bool(row[5]),
-        model=row[6],
-        created_at=to_time(row[7]),
-        updated_at=to_time(row[8]),
-        recall_count=row[9],
-        last_recalled_at=None if row[10] is None else to_time(row[10]),
-    )
+    # Times are stored as epoch seconds.
+    return sql_rows.memory(row, to_time)
