@@ -353,8 +353,26 @@ def result_count(response: Any, kind: ActionKind) -> int | None:
 def _shell_action(call: ToolCall, kind: ActionKind, command: str) -> Action:
     """A shell command: its exit code, its error, and as a search its result count."""
     response = call.response
-    text = _mapping_text(response) if type(response) is dict else _response_text(response)
-    code = _exit_code(call, text)
+    if type(response) is dict:  # nearly every shell call: _mapping_text, without the call
+        parts = []
+        for key in _OUTPUT_KEYS:
+            part = response.get(key)
+            if isinstance(part, str) and part:
+                parts.append(part)
+        text = "\n".join(parts) or _response_text(response.get("response"))
+        # What _exit_code answers for a response without a key to look in, no error
+        # and an output that names no exit code (most calls), without the call.
+        if (
+            response.keys().isdisjoint(_EXIT_OR_INNER)
+            and not call.error
+            and not (text and ("Exit code" in text or "<returncode>" in text))
+        ):
+            code = None
+        else:
+            code = _exit_code(call, text)
+    else:
+        text = _response_text(response)
+        code = _exit_code(call, text)
     if code is None and not call.failed:
         code = 0
     output = text or ""
@@ -422,8 +440,9 @@ def _shell_query(command: str) -> str | None:
 def _shell_words(command: str) -> list[str]:
     """The words of a command's first line, quotes off (a heredoc's body is not the command)."""
     command = command.lstrip()
-    end = command.find("\n")  # the first line, without copying the rest (a heredoc's body)
-    line = command if end < 0 else command[:end]
+    # The first line, without copying the rest (a heredoc's body); a find only when there
+    # is a newline, as a find parses its arguments where an ``in`` test does not.
+    line = command[: command.find("\n")] if "\n" in command else command
     if '"' not in line and "'" not in line:
         return line.split()  # what the pattern finds in a line without quotes, quicker
     return _quoted_words(line)
@@ -439,8 +458,16 @@ def _quoted_words(line: str) -> list[str]:
     """
     words: list[str] = []
     at = 0
+    # A kind of quote the line lacks (most lines hold one kind) needs no find at all.
+    double = line.find('"') if '"' in line else -1
+    single = line.find("'") if "'" in line else -1
     while True:
-        double, single = line.find('"', at), line.find("'", at)
+        # Each kind's next quote is found again only once passed: a find parses its
+        # arguments, which costs more than the scan of a command line.
+        if 0 <= double < at:
+            double = line.find('"', at)
+        if 0 <= single < at:
+            single = line.find("'", at)
         quote = double if single < 0 or 0 <= double < single else single
         if quote < 0:
             words += line[at:].split()
@@ -494,13 +521,13 @@ def _command_paths(command: str) -> tuple[str, ...]:
     # The words of the command's first line (_shell_words), but only those that can be
     # paths: every path-like word holds a slash or a dot.
     command = command.lstrip()
-    end = command.find("\n")
-    line = command if end < 0 else command[:end]
+    line = command[: command.find("\n")] if "\n" in command else command  # (_shell_words)
     if "/" not in line and "." not in line:
         return ()  # no word of the line can hold one
     found: list[str] = []
     for word in line.split() if '"' not in line and "'" not in line else _quoted_words(line):
-        if ("/" in word or "." in word) and not word.startswith(("-", "http", "$")):
+        # not word.startswith(("-", "http", "$")), without the call's parse of its tuple
+        if ("/" in word or "." in word) and not (word[0] in "-$" or word[:4] == "http"):
             word = word.rstrip(";,)")
             if "/" in word:
                 pattern = _ASCII_SLASHED_PATH if word.isascii() else _SLASHED_PATH

@@ -300,8 +300,12 @@ class SessionHistory:
         self._flat_folders: list[str] = []
         self._path_starts: list[int] = []
         self._path_counts: dict[str, int] = {}
-        self._new_paths: tuple[str, ...] = ()
-        self._current_paths: list[str] = []
+        #: The current event's paths, and those of them no earlier event touched
+        #: (:meth:`current_paths` and :meth:`new_paths`, read without a call).
+        self.event_paths: Sequence[str] = []
+        self.event_new_paths: tuple[str, ...] = ()
+        #: How many events the short window holds (:meth:`size`, read without a call).
+        self.short_size = 0
         #: The index of the short and the medium window's first event, moved on as
         #: events fall out of them.
         self._short_start = 0
@@ -340,14 +344,23 @@ class SessionHistory:
             actions = actions_of(event)
             paths = [path for action in actions for path in action.paths]
         self._path_starts.append(len(self._flat_paths))
-        self._current_paths = paths
+        self.event_paths = paths
         if paths:
-            self._new_paths = self._count_paths(paths)
+            # The session's count of each path, and the paths no earlier event touched (in
+            # order), worked out here rather than in a call: nearly every event has paths.
+            counts = self._path_counts
+            new: list[str] = []
+            for path in paths:
+                seen = counts.get(path, 0)
+                if not seen and path not in new:
+                    new.append(path)
+                counts[path] = seen + 1
+            self.event_new_paths = tuple(new)
             folders = list(map(folder_of, paths))
             self._flat_paths += paths
             self._flat_folders += folders
         else:
-            self._new_paths = ()
+            self.event_new_paths = ()
             folders = paths
         if self._windows_read:  # a source read a window's lists (few events): drop them
             for cached in self._window_lists:
@@ -361,6 +374,7 @@ class SessionHistory:
         if len(self._events) > self._max:
             self._trim()
         self._move_edges(at)
+        self.short_size = len(self._events) - self._short_start
         return at
 
     def _move_edges(self, now: float) -> None:
@@ -388,17 +402,6 @@ class SessionHistory:
         first = starts[index]
         last = starts[index + 1] if index + 1 < len(starts) else len(self._flat_paths)
         return self._flat_paths[first:last], self._flat_folders[first:last]
-
-    def _count_paths(self, paths: list[str]) -> tuple[str, ...]:
-        """Count the current event's paths; those no earlier event touched, in order."""
-        counts = self._path_counts
-        new: list[str] = []
-        for path in paths:
-            seen = counts.get(path, 0)
-            if not seen and path not in new:
-                new.append(path)
-            counts[path] = seen + 1
-        return tuple(new)
 
     def _trim(self) -> None:
         """Drop the oldest tenth of the kept events at a time, so trimming stays rare.
@@ -460,8 +463,8 @@ class SessionHistory:
 
     def size(self, window: Window) -> int:
         """How many events one window holds: ``len(window(window))`` without the list."""
-        if window == "short":  # what fatigue asks on every event, without the call
-            return len(self._events) - self._short_start
+        if window == "short":
+            return self.short_size
         return len(self._events) - self._start(window)
 
     def current_actions(self) -> tuple[Action, ...]:
@@ -470,7 +473,7 @@ class SessionHistory:
 
     def current_paths(self) -> Sequence[str]:
         """The paths of the current event's actions, in order."""
-        return self._current_paths
+        return self.event_paths
 
     def path_count(self, path: str) -> int:
         """How many times the session's actions touched ``path``, the current event's included."""
@@ -478,7 +481,7 @@ class SessionHistory:
 
     def new_paths(self) -> tuple[str, ...]:
         """The current event's paths that no earlier event of the session touched."""
-        return self._new_paths
+        return self.event_new_paths
 
     def _tail(self, flat: list[_Item], window: Window) -> list[_Item]:
         """The items of ``flat`` from the window's first event on."""

@@ -168,7 +168,9 @@ class AxisLayer:
         return self._current_thresholds()[self._index[axis]]
 
     def thresholds(self) -> dict[Axis, float]:
-        return dict(zip(self._axes, self._current_thresholds()))  # noqa: B905 (_FAST_ZIP)
+        # The kept thresholds (step's _follow works them out) without a call for them.
+        found = self._thresholds or self._current_thresholds()
+        return dict(zip(self._axes, found))  # noqa: B905 (_FAST_ZIP)
 
     def _current_thresholds(self) -> list[float]:
         """Every axis's threshold, worked out once between two moves of a baseline or field."""
@@ -214,27 +216,44 @@ class AxisLayer:
 
     def adjust_field(self, axis: Axis, change: float, limit: float) -> None:
         """Move one axis's field by ``change``, kept within ``±limit`` (layer C's lever)."""
-        moved = min(limit, max(-limit, self._field[axis] + change))
+        # min(limit, max(-limit, field + change)), in conditionals: a max or min call
+        # parses its arguments each time, and layer C moves a field on many events.
+        moved = self._field[axis] + change
+        moved = moved if moved > -limit else -limit
+        moved = moved if moved < limit else limit
         self._field[axis] = moved
         self._fields[self._index[axis]] = moved
         self._thresholds = None
 
     def _follow(self, at: float, current: list[float]) -> None:
         """Move each baseline towards the event's value (snap after a long silence)."""
-        dt = 0.0 if self._last_at is None else max(0.0, at - self._last_at)
+        # max(0, gap), in a conditional: this runs on every event.
+        dt = 0.0 if self._last_at is None else at - self._last_at
+        dt = dt if dt > 0.0 else 0.0
         self._last_at = at
         if dt >= self._baseline.snap_seconds:
             self._ema = current
-        else:
-            last_dt, alpha = self._alpha
-            if dt != last_dt or not alpha:
-                alpha = 1.0 - math.exp(-dt / self._baseline.seconds)
-                self._alpha = (dt, alpha)
-            moved = []
-            for ema, value in zip(self._ema, current):  # noqa: B905 (_FAST_ZIP)
-                moved.append(ema + alpha * (value - ema))
-            self._ema = moved
-        self._thresholds = None
+            self._thresholds = None
+            return
+        last_dt, alpha = self._alpha
+        if dt != last_dt or not alpha:
+            alpha = 1.0 - math.exp(-dt / self._baseline.seconds)
+            self._alpha = (dt, alpha)
+        # The next thresholds in the same loop, as _current_thresholds works them out:
+        # the receptor reads them on the next event, and one loop costs less than two.
+        low, high = self._baseline.bounds
+        moved = []
+        thresholds = []
+        for ema, value, offset, field in zip(  # noqa: B905 (_FAST_ZIP)
+            self._ema, current, self._offsets, self._fields
+        ):
+            ema += alpha * (value - ema)
+            moved.append(ema)
+            threshold = ema + offset + field
+            threshold = threshold if threshold > low else low
+            thresholds.append(threshold if threshold < high else high)
+        self._ema = moved
+        self._thresholds = thresholds
 
 
 @attrs.frozen
@@ -281,7 +300,10 @@ class MetaLayer:
     def _majority(self) -> MetaState | None:
         """:meth:`state`, counted."""
         memory, majority = self._policy.memory, self._policy.majority
-        if max(self._counts.values()) / memory < majority:
+        most = 0
+        for seen in self._counts.values():  # max(), without its call's parse: a few states
+            most = seen if seen > most else most
+        if most / memory < majority:
             return None  # no state has enough events, tied or not
         top: MetaState | None = None
         count = tied = 0
@@ -331,9 +353,12 @@ class MetaLayer:
         if fields == settled:
             return  # every field where it heads (deep work held a while): nothing moves
         policy = self._policy
+        most = policy.field_step
         for axis in self._axes.axes:
             gap = targets.get(axis, 0.0) - fields[axis]
-            step = max(-policy.field_step, min(policy.field_step, gap)) if gap else 0.0
+            # max(-most, min(most, gap)), in conditionals (as in adjust_field)
+            step = gap if gap < most else most
+            step = step if step > -most else -most
             if step:
                 self._axes.adjust_field(axis, step, policy.field_limit)
 

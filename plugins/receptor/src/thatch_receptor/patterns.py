@@ -48,7 +48,8 @@ def pattern_of_tally(tally: WindowTally) -> str:
     if total <= 3:
         return "stagnation"
     ran = tally.ran
-    if tally.switches >= 3 and tally.failed_runs / max(1, ran) > 0.4:
+    # max(1, ran), in a conditional: a max call parses its arguments, on every event.
+    if tally.switches >= 3 and tally.failed_runs / (ran if ran > 1 else 1) > 0.4:
         return "trial_error"
     edited = tally.edited
     looking, edits = tally.looked / total, edited / total

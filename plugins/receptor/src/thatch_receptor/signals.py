@@ -308,7 +308,7 @@ class Fatigue:
 
     def read(self, event: Event, history: EventHistory) -> list[SignalReading]:
         if isinstance(history, SessionHistory):
-            started, volume = history.started_at, history.size("short")
+            started, volume = history.started_at, history.short_size  # size("short")
         else:
             session = history.window("session")
             started = session[0].received_at if session else history.now
@@ -423,7 +423,7 @@ class PathHeatmap:
 
     def read(self, event: Event, history: EventHistory) -> list[SignalReading]:
         if isinstance(history, SessionHistory):  # current_actions, short_tally, earlier_folders
-            current, paths = history.current, history.current_paths()
+            current, paths = history.current, history.event_paths  # current_paths()
             if not paths:
                 return []
             short, earlier = history.short, history.earlier_folders
@@ -443,7 +443,7 @@ class PathHeatmap:
         if (
             isinstance(history, SessionHistory)
             and history.count > self.warm_up
-            and history.new_paths()
+            and history.event_new_paths  # new_paths(), without the call
         ):
             unknown = self._unknown(current, history)
             if unknown is not None:
@@ -457,9 +457,18 @@ class PathHeatmap:
                 scattered.add(name)
         if scattered:
             found += self._scattered(scattered, short, history)
-        converging = self._converging(paths, short)
-        if converging is not None:
-            found.append(converging)
+        # _converging's first two tests, here: most events fail one and need no call then.
+        tally = short.paths
+        total = tally.total
+        if total >= self.focus_accesses:
+            most = 0
+            for path in paths:  # max(map(tally.count, paths)), without max's parse
+                count = tally.count(path)
+                most = count if count > most else most
+            if most / total >= self.focus_share:
+                converging = self._converging(paths, short)
+                if converging is not None:
+                    found.append(converging)
         return found
 
     def _shift(
@@ -530,11 +539,8 @@ class PathHeatmap:
         """
         tally = short.paths
         total = tally.total
-        if total < self.focus_accesses:
-            return None
-        # The hot path must be one of this event's: most events end here.
-        if max(map(tally.count, paths)) / total < self.focus_share:
-            return None
+        # read tested already that the window has enough path accesses and that one of
+        # this event's paths could hold the share (the hot path must be one of them).
         hot = tally.hottest()
         assert hot is not None
         share = tally.count(hot) / total
