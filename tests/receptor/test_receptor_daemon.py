@@ -197,8 +197,10 @@ def test_background_work_waits_for_the_hooks_to_pause(
     assert receptor.store is not None
     before = receptor.store.count()
     for n in range(8):  # a burst of tool calls, 0.1 s apart
-        hook(app, "PostToolUse", edit(workdir, n), 1_800_000_000.0 + n)
+        # Taken before the call: the quiet time runs from the event's arrival,
+        # which is inside it (after it, a slow call made the gap look short).
         last = time.monotonic()
+        hook(app, "PostToolUse", edit(workdir, n), 1_800_000_000.0 + n)
         time.sleep(0.1)
         # Nothing is embedded and stored while the burst goes on.
         assert receptor.store.count() == before
