@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, LiteralString
 
 import numpy as np
 from psycopg import errors
@@ -125,6 +125,25 @@ _TEXT_SEARCH = """
     ORDER BY score DESC, w.id
     LIMIT %(limit)s
 """
+# What integrity_problems counts: rows found by each query, and what they are.
+_INTEGRITY_COUNTS: tuple[tuple[LiteralString, str], ...] = (
+    (
+        "SELECT count(*) FROM memories WHERE length(embedding) = 0 OR length(embedding) % 4 <> 0",
+        "memories have a vector that is not float32 values",
+    ),
+    (
+        "SELECT count(*) FROM memories AS m LEFT JOIN memory_words AS w ON w.id = m.id"
+        " WHERE w.id IS NULL OR (w.store, w.branch, w.archived, w.search)"
+        " IS DISTINCT FROM (m.store, m.branch, m.archived, m.search)",
+        "memories are out of step with their words (memory_words)",
+    ),
+    (
+        "SELECT count(*) FROM dedup_reviews AS r"
+        " JOIN memories AS a ON a.id = r.first_id JOIN memories AS b ON b.id = r.second_id"
+        " WHERE a.store <> b.store",
+        "reviewed duplicate pairs join two different stores",
+    ),
+)
 _ARCHIVED_VECTORS = """
     SELECT id, embedding FROM memories
     WHERE archived AND model = %s AND store = ANY(%s) AND (branch IS NULL OR branch = %s)
@@ -206,26 +225,10 @@ class PostgresStorage(DecisionsMixin, PredictionLogMixin):
             problems.append(
                 f"schema {self.schema!r} is at version {version}, this code expects {LATEST}"
             )
-        row = conn.execute(
-            "SELECT count(*) FROM memories"
-            " WHERE length(embedding) = 0 OR length(embedding) % 4 <> 0"
-        ).fetchone()
-        if row and row[0]:
-            problems.append(f"{row[0]} memories have a vector that is not float32 values")
-        row = conn.execute(
-            "SELECT count(*) FROM memories AS m LEFT JOIN memory_words AS w ON w.id = m.id"
-            " WHERE w.id IS NULL OR (w.store, w.branch, w.archived, w.search)"
-            " IS DISTINCT FROM (m.store, m.branch, m.archived, m.search)"
-        ).fetchone()
-        if row and row[0]:
-            problems.append(f"{row[0]} memories are out of step with their words (memory_words)")
-        row = conn.execute(
-            "SELECT count(*) FROM dedup_reviews AS r"
-            " JOIN memories AS a ON a.id = r.first_id JOIN memories AS b ON b.id = r.second_id"
-            " WHERE a.store <> b.store"
-        ).fetchone()
-        if row and row[0]:
-            problems.append(f"{row[0]} reviewed duplicate pairs join two different stores")
+        for count_sql, problem in _INTEGRITY_COUNTS:
+            row = conn.execute(count_sql).fetchone()
+            if row and row[0]:
+                problems.append(f"{row[0]} {problem}")
         return problems
 
     # -- writes ------------------------------------------------------------
