@@ -1,0 +1,298 @@
+"""Where a prompt's embedding time goes, and what the model's run could give up.
+
+A prompt hook waits for the daemon to embed the prompt (``embed_query``); on
+this machine that run is most of the daemon's part of ``thatch flush-tools``
+(bench/hook_latency.py). This script times the model's run alone, on the
+bench's hook prompt (bench/hook_payloads.py) tokenized as the embedder does
+it (the pack's tokenizer, cut at ``QUERY_MAX_TOKENS``), in one process:
+
+- **settings**: onnxruntime sessions of the installed model, interleaved
+  run by run: the shipped query session (``QUERY_THREADS`` threads,
+  ``QUERY_SESSION_CONFIG``), one thread, two threads whose workers spin, and
+  two spinning threads told to stop spinning when a run ends
+  (``session.force_spinning_stop``). Each row gives the run's median wall
+  time and the process's CPU time per run counted over the run and the 50 ms
+  after it, where spinning workers keep burning a core.
+- **operators** (``--ops``): onnxruntime's own profile of the shipped
+  session, time by operator type, and the multiply-adds of the weight
+  products (from the model's dimensions) over their time.
+- **int8 compute** (``--quantized``; needs the ``onnx`` package, e.g.
+  ``uv run --with onnx python bench/query_embedding.py --quantized``): the
+  same weights with their products computed in int8
+  (``onnxruntime.quantization.quantize_dynamic``, per-channel signed
+  weights; the model's int8 weights are widened to float32 on loading, so
+  today every product is in float32). Timed beside the shipped session, and
+  its query vectors compared with the shipped ones: the cosine between the
+  two on every query of bench/data/queries.jsonl and every prompt of the
+  firing set (bench/data/firing), and what the change does to what they
+  find — vector recall@5 of bench/data's 121 memories, and plain-cosine
+  firing of the firing set at the shipped threshold — with the stored side
+  (memories, matchers) embedded by the shipped model in both.
+
+The first row checks the script's own path: its shipped-session vectors
+against ``embed_query``'s (cosine 1.000 expected).
+
+    uv run python bench/query_embedding.py
+    uv run python bench/query_embedding.py --ops --runs 100
+    uv run --with onnx python bench/query_embedding.py --quantized
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+import onnxruntime as ort
+import thatch
+from data_sets import DATA, read_jsonl
+from hook_payloads import PROMPT
+from thatch.plugin.embedder import Embedder
+from thatch_fastembed import embedder as shipped
+from thatch_fastembed.model_pack import find_pack
+from tokenizers import Tokenizer
+
+Vectors = npt.NDArray[np.float32]
+Feeds = dict[str, npt.NDArray[np.int64]]
+#: Time the CPU clock keeps counting after a run: spinning workers burn it.
+AFTER_RUN_S = 0.05
+#: The decision model's shipped firing threshold (docs/benchmarks.md).
+FIRE_THRESHOLD = 0.40
+#: Dimensions of all-MiniLM-L6-v2, for the multiply-adds of its weight products.
+LAYERS, HIDDEN, INNER = 6, 384, 1536
+
+
+def feeds_of(tokenizer: Tokenizer, text: str, names: Sequence[str]) -> Feeds:
+    """The model's inputs for one text, cut as a query is."""
+    ids = tokenizer.encode(text).ids[: shipped.QUERY_MAX_TOKENS]
+    length = len(ids)
+    inputs = {
+        "input_ids": np.asarray([ids], dtype=np.int64),
+        "attention_mask": np.ones((1, length), dtype=np.int64),
+        "token_type_ids": np.zeros((1, length), dtype=np.int64),
+    }
+    return {name: inputs[name] for name in names}
+
+
+def session(
+    path: str, threads: int, config: Mapping[str, str], **options: object
+) -> ort.InferenceSession:
+    """An onnxruntime session of ``path`` with these threads and session entries."""
+    settings = ort.SessionOptions()
+    settings.intra_op_num_threads = threads
+    settings.inter_op_num_threads = 1
+    for key, value in config.items():
+        settings.add_session_config_entry(key, value)
+    for name, value in options.items():
+        setattr(settings, name, value)
+    return ort.InferenceSession(path, settings, providers=["CPUExecutionProvider"])
+
+
+def vector(run: ort.InferenceSession, feeds: Feeds) -> Vectors:
+    """The query vector: mean of the token states (one unpadded text), unit length."""
+    states = run.run(None, feeds)[0][0]
+    mean = states.mean(axis=0)
+    return (mean / np.linalg.norm(mean)).astype(np.float32)
+
+
+def timings(
+    sessions: Mapping[str, ort.InferenceSession], feeds: Feeds, runs: int
+) -> dict[str, tuple[float, float]]:
+    """Per session: median wall ms of a run, and median CPU ms over a run and the pause after it."""
+    wall: dict[str, list[float]] = {name: [] for name in sessions}
+    cpu: dict[str, list[float]] = {name: [] for name in sessions}
+    names = list(sessions)
+    for number in range(runs + 5):
+        # Rotate which session goes first; the first 5 rounds warm up.
+        for name in names[number % len(names) :] + names[: number % len(names)]:
+            cpu_start, start = time.process_time(), time.perf_counter()
+            sessions[name].run(None, feeds)
+            elapsed = time.perf_counter() - start
+            time.sleep(AFTER_RUN_S)
+            if number >= 5:
+                wall[name].append(elapsed * 1000)
+                cpu[name].append((time.process_time() - cpu_start) * 1000)
+    return {name: (statistics.median(wall[name]), statistics.median(cpu[name])) for name in names}
+
+
+def operator_profile(path: str, feeds: Feeds, runs: int) -> tuple[dict[str, float], float]:
+    """Mean ms a run by operator type, and the weight products' multiply-adds a second (G)."""
+    with tempfile.TemporaryDirectory(prefix="thatch-ort-profile-") as folder:
+        run = session(
+            path,
+            shipped.QUERY_THREADS,
+            shipped.QUERY_SESSION_CONFIG,
+            enable_profiling=True,
+            profile_file_prefix=os.path.join(folder, "profile"),
+        )
+        for _ in range(runs):
+            run.run(None, feeds)
+        events = json.loads(Path(run.end_profiling()).read_text(encoding="utf-8"))
+    by_op: collections.Counter[str] = collections.Counter()
+    for event in events:
+        if event.get("cat") == "Node" and event["name"].endswith("_kernel_time"):
+            by_op[event["args"]["op_name"]] += event["dur"] / 1000 / runs
+    tokens = feeds["input_ids"].shape[1]
+    # Per layer: query, key, value and output (HIDDEN x HIDDEN), the two feed-forward products.
+    macs = tokens * LAYERS * (4 * HIDDEN * HIDDEN + 2 * HIDDEN * INNER)
+    matmul_ms = by_op.get("MatMul", 0.0) + by_op.get("FusedMatMul", 0.0)
+    return dict(by_op.most_common()), macs / (matmul_ms / 1000) / 1e9
+
+
+def quantized_model(source: str, folder: str) -> str:
+    """The model with int8 products: float32 weights folded, then quantized per channel."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    folded = os.path.join(folder, "folded.onnx")
+    session(
+        source,
+        1,
+        {},
+        graph_optimization_level=ort.GraphOptimizationLevel.ORT_ENABLE_BASIC,
+        optimized_model_filepath=folded,
+    )
+    target = os.path.join(folder, "int8.onnx")
+    quantize_dynamic(
+        folded,
+        target,
+        weight_type=QuantType.QInt8,
+        op_types_to_quantize=["MatMul"],
+        per_channel=True,
+    )
+    return target
+
+
+def recall_at_5(queries: Vectors, memories: Vectors, relevant: Sequence[set[int]]) -> float:
+    """Share of each query's relevant memories in its 5 nearest, averaged."""
+    best = np.argsort(-(queries @ memories.T), axis=1)[:, :5]
+    return float(
+        np.mean(
+            [len(set(row) & want) / len(want) for row, want in zip(best, relevant, strict=True)]
+        )
+    )
+
+
+def firing(
+    queries: Vectors, matchers: Vectors, expect: npt.NDArray[np.int64]
+) -> tuple[float, float]:
+    """Plain cosine at the shipped threshold: task prompts that fire right, unrelated that fire."""
+    fired = queries @ matchers.T >= FIRE_THRESHOLD
+    related = expect >= 0
+    right = fired[np.flatnonzero(related), expect[related]]
+    return float(np.mean(right)), float(np.mean(fired[~related].any(axis=1)))
+
+
+def compare_quantized(
+    embedder: Embedder,
+    embed_with: Callable[[ort.InferenceSession, str], Vectors],
+    shipped_run: ort.InferenceSession,
+    int8_run: ort.InferenceSession,
+) -> None:
+    """Cosines between the two query vectors, and what each finds."""
+    memories = read_jsonl(DATA / "memories.jsonl")
+    labels = {str(m["label"]): i for i, m in enumerate(memories)}
+    # The queries with an answer (the others are asked to find nothing).
+    queries = [q for q in read_jsonl(DATA / "queries.jsonl") if q["relevant"]]
+    stored = embedder.embed_passages([str(m["content"]) for m in memories])
+    relevant = [{labels[label] for label in q["relevant"]} for q in queries]
+    situations = read_jsonl(DATA / "firing" / "situations.jsonl")
+    prompts = read_jsonl(DATA / "firing" / "prompts.jsonl")
+    index = {str(s["id"]): i for i, s in enumerate(situations)}
+    # The task prompts and the unrelated ones, as bench/prediction_firing.py counts them.
+    picked = [p for p in prompts if p["kind"] == "task" or str(p["kind"]).startswith("unrelated")]
+    expect = np.asarray([index[str(p["expect"][0])] if p["expect"] else -1 for p in picked])
+    matchers = embedder.embed_passages([str(s["matcher"]) for s in situations])
+    texts = {
+        "queries": [str(q["query"]) for q in queries],
+        "firing prompts": [str(p["text"]) for p in picked],
+    }
+    found: dict[str, dict[str, Vectors]] = {}
+    for name, run in (("shipped", shipped_run), ("int8", int8_run)):
+        found[name] = {
+            kind: np.stack([embed_with(run, t) for t in items]) for kind, items in texts.items()
+        }
+    print("\nint8 products against the shipped session's query vectors:")
+    for kind in texts:
+        cosines = np.sum(found["shipped"][kind] * found["int8"][kind], axis=1)
+        print(
+            f"  {kind} ({len(cosines)}): cosine min {cosines.min():.4f}, "
+            f"p5 {np.percentile(cosines, 5):.4f}, mean {cosines.mean():.4f}"
+        )
+    print(f"  {'':<10} {'R@5 (121 memories)':>20} {'fire @0.40':>11} {'false fire':>11}")
+    for name in found:
+        r5 = recall_at_5(found[name]["queries"], stored, relevant)
+        fire, false_fire = firing(found[name]["firing prompts"], matchers, expect)
+        print(f"  {name:<10} {r5:>20.3f} {fire:>11.3f} {false_fire:>11.3f}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=60, help="timed runs of each session")
+    parser.add_argument("--ops", action="store_true", help="onnxruntime's profile by operator")
+    parser.add_argument("--quantized", action="store_true", help="int8 products (needs onnx)")
+    args = parser.parse_args(argv)
+    files = find_pack()
+    tokenizer = Tokenizer.from_file(str(files.tokenizer))
+    # The file pads to 128; one text alone is not padded by the embedder.
+    tokenizer.no_padding()
+    path = str(files.onnx)
+    runs = {
+        "shipped": session(path, shipped.QUERY_THREADS, shipped.QUERY_SESSION_CONFIG),
+        "one thread": session(path, 1, shipped.QUERY_SESSION_CONFIG),
+        "two, spinning": session(path, 2, {"session.intra_op.allow_spinning": "1"}),
+        "two, spinning, stop after run": session(
+            path, 2, {"session.intra_op.allow_spinning": "1", "session.force_spinning_stop": "1"}
+        ),
+    }
+    names = [item.name for item in runs["shipped"].get_inputs()]
+
+    def embed_with(run: ort.InferenceSession, text: str) -> Vectors:
+        return vector(run, feeds_of(tokenizer, text, names))
+
+    feeds = feeds_of(tokenizer, PROMPT, names)
+    print(
+        f"load average {os.getloadavg()[0]:.2f}; "
+        f"prompt of {feeds['input_ids'].shape[1]} word pieces"
+    )
+    with (
+        tempfile.TemporaryDirectory(prefix="thatch-query-embedding-") as home,
+        thatch.open(home=home) as th,
+    ):
+        check = float(embed_with(runs["shipped"], PROMPT) @ th.embedder.embed_query(PROMPT))
+        print(f"this script's vector against embed_query's: cosine {check:.4f}")
+        folder = tempfile.mkdtemp(prefix="thatch-int8-", dir=home)
+        if args.quantized:
+            runs["int8 products (shipped threads)"] = session(
+                quantized_model(path, folder), shipped.QUERY_THREADS, shipped.QUERY_SESSION_CONFIG
+            )
+        print(f"\n{'session':<34} {'run ms':>7} {'cpu ms':>7}  (medians of {args.runs})")
+        for name, (wall, cpu) in timings(runs, feeds, args.runs).items():
+            print(f"{name:<34} {wall:>7.2f} {cpu:>7.2f}")
+        print(
+            f"cpu: the process's CPU time over a run and the {AFTER_RUN_S * 1000:.0f} ms after it"
+        )
+        if args.ops:
+            by_op, rate = operator_profile(path, feeds, args.runs)
+            total = sum(by_op.values())
+            print(f"\noperators of the shipped session, ms a run (total {total:.2f}):")
+            for op, ms in list(by_op.items())[:8]:
+                print(f"  {op:<24} {ms:>6.2f}  {ms / total:>5.1%}")
+            print(f"weight products: {rate:.1f} G multiply-adds a second")
+        if args.quantized:
+            compare_quantized(
+                th.embedder, embed_with, runs["shipped"], runs["int8 products (shipped threads)"]
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
