@@ -235,6 +235,16 @@ def rules(data: FiringSet, axis: Matrix, background: Matrix) -> list[Rule]:
         Rule("mean(cosine to matcher, to prediction)", (cosines + statements) / 2),
     ]
     found += [Rule(f"margin over runner-up {m:.2f}", cosines, m) for m in (0.03, 0.05, 0.10)]
+    # The prompt's side of hubness: a prompt near many matchers at once is
+    # generic, one near a single matcher is about it.
+    best_five = -np.sort(-cosines, axis=1)[:, :5].mean(axis=1, keepdims=True)
+    found += [
+        Rule("prompt hubness: cosine - half its 5 best's mean", cosines - 0.5 * best_five),
+        Rule(
+            "prompt hubness: cosine - its 90th percentile",
+            cosines - np.percentile(cosines, 90, axis=1, keepdims=True),
+        ),
+    ]
     found += [
         Rule(f"intent penalty only, weight {w:g}", cosines + w * np.minimum(intent, 0))
         for w in (1.0, 2.0)
