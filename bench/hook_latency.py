@@ -32,7 +32,10 @@ median minus its request's, and that minus the baseline's (what the hook
 process costs beyond starting the interpreter), and CPU time: the hook
 process's and the daemon's per flush, which a loaded machine inflates less
 than wall time. ``--exit-at-once`` also times the shipped hook ending with
-``os._exit`` (no interpreter clean-up), in sessions of its own.
+``os._exit`` (no interpreter clean-up), in sessions of its own; since every
+hook command ends that way itself (``thatch.cli.console_main``), the two
+now run the same code, and the option measures only the spread between
+two sets of runs of it.
 ``--filled DIR`` keeps the filled home for the next run.
 
 Measured, in order:
