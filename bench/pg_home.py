@@ -39,11 +39,14 @@ def load_pg_cluster() -> ModuleType:
     return module
 
 
-def postgres_config(dsn: str, schema: str) -> str:
-    """The config file text of a home that keeps its memories in ``schema`` at ``dsn``."""
+def postgres_config(dsn: str, schema: str, more: str = "") -> str:
+    """The config file text of a home that keeps its memories in ``schema`` at ``dsn``.
+
+    ``more``: further lines of ``[storage.postgres]``.
+    """
     return (
         f'[storage]\nmemories = "postgres"\n\n[storage.postgres]\ndsn = "{dsn}"\n'
-        f'schema = "{schema}"\n'
+        f'schema = "{schema}"\n{more}'
     )
 
 

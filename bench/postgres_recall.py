@@ -79,15 +79,26 @@ of ``memories`` whose table asks PostgreSQL to move the vector out
 (``toast_tuple_target``, storage EXTERNAL, rewritten). See
 :func:`measure_layouts`.
 
+``--server-search`` runs it all on the PostgreSQL with pgvector of the
+``pgserver`` wheel instead of the system's, the PostgreSQL home set to
+``server_search = "off"`` (its figures stay the cache's), and adds per size
+the server's search by meaning (pgvector's HNSW index) beside the cache's
+and SQLite's: latency, R@20 against exact search, ``hnsw.ef_search`` by
+hand, the copy into the table of vectors and the index's build, and a
+fresh handle's first search with and without the cache's load (see
+bench/pg_server_search.py).
+
     uv run python bench/postgres_recall.py
     uv run python bench/postgres_recall.py --sizes 10000 --queries 100 --rounds 3
     uv run python bench/postgres_recall.py --sizes 100000 --variants
     uv run python bench/postgres_recall.py --sizes 100000 --layouts
+    uv run python bench/postgres_recall.py --server-search --queries 100 --rounds 3
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import os
 import statistics
@@ -100,11 +111,13 @@ from typing import Any
 
 import attrs
 import numpy as np
+import pg_server_search
 import psycopg
 from cached_embedder import CachedEmbedder
 from data_sets import DATA, read_queries
 from measure import percentile, timed
 from pg_home import load_pg_cluster, open_home, postgres_config
+from pg_server_search import ServerRow
 from synthetic import sentences, unit_vectors, vocabulary, write_memories
 from thatch.api import Thatch
 from thatch.memory.recall import RecallMode
@@ -266,7 +279,8 @@ def cold(db_path: Path, dsn: str, model: str, dim: int, rounds: int, row: Row) -
     def opener(name: str) -> Callable[[], Any]:
         if name == "sqlite":
             return lambda: SQLiteStorage(db_path)
-        return lambda: PostgresStorage(dsn, SCHEMA)
+        # The cache's figures, on a server with pgvector too (--server-search).
+        return lambda: PostgresStorage(dsn, SCHEMA, server_search="off")
 
     for r in range(rounds):
         for name in BACKENDS if r % 2 == 0 else BACKENDS[::-1]:
@@ -700,6 +714,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--layouts", action="store_true", help="also time the words search on other tables"
     )
+    parser.add_argument(
+        "--server-search",
+        action="store_true",
+        help="on pgserver's PostgreSQL with pgvector; also time the server's search by meaning",
+    )
     args = parser.parse_args(argv)
     sizes = sorted({int(s) for s in args.sizes.split(",") if s.strip()})
     rng = np.random.default_rng(args.seed)
@@ -712,16 +731,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows: list[Row] = []
     tables: list[tuple[int, list[Variant]]] = []
     layout_tables: list[tuple[int, list[Layout], tuple[float, ...]]] = []
-    with (
-        pg_cluster.running_server() as server,
-        tempfile.TemporaryDirectory(prefix="thatch-pg-recall-") as folder,
-    ):
+    server_rows: list[ServerRow] = []
+    with contextlib.ExitStack() as stack:
+        programs = None
+        if args.server_search:
+            programs = stack.enter_context(pg_cluster.pgvector_programs())
+        server = stack.enter_context(pg_cluster.running_server(programs))
+        folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="thatch-pg-recall-"))
         dsn = server.dsn()
+        more = ""
+        if args.server_search:
+            # Made before the home opens, so that its writes fill it.
+            pg_server_search.make_table(dsn, SCHEMA)
+            more = 'server_search = "off"\n'
         base = open_home(Path(folder, "sqlite"), None, None)
         embedder = CachedEmbedder(base.embedder)
         homes = {
             "sqlite": open_home(Path(folder, "sqlite"), embedder, None),
-            "postgres": open_home(Path(folder, "postgres"), embedder, postgres_config(dsn, SCHEMA)),
+            "postgres": open_home(
+                Path(folder, "postgres"), embedder, postgres_config(dsn, SCHEMA, more)
+            ),
         }
         model, dim = embedder.model_id, embedder.dim
         print(f"model {model} (dim {dim}); {len(queries)} queries; server {server.root}")
@@ -748,6 +777,19 @@ def main(argv: Sequence[str] | None = None) -> int:
                 tables.append((size, measure_variants(homes, dsn, queries, embedder)))
             if args.layouts:
                 layout_tables.append((size, *measure_layouts(dsn, queries)))
+            if args.server_search:
+                server_rows.append(
+                    pg_server_search.measure(
+                        size,
+                        homes,
+                        dsn,
+                        SCHEMA,
+                        (STORE, GLOBAL_STORE),
+                        queries,
+                        embedder,
+                        args.rounds,
+                    )
+                )
         if args.layouts:
             writes = write_cost(dsn, dim, vocab, rng)
         for th in homes.values():
@@ -755,6 +797,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         base.close()
     print(f"load average at end: {os.getloadavg()[0]:.2f}")
     print_rows(rows)
+    if server_rows:
+        pg_server_search.print_rows(server_rows)
     for size, variants in tables:
         print_variants(size, variants)
     for size, layouts, toast in layout_tables:

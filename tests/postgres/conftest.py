@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from pg_cluster import Server, ServerMissing, running_server, schema_for
+from pg_cluster import Server, ServerMissing, pgvector_programs, running_server, schema_for
 from pg_handles import Open
 from thatch_postgres.storage import PostgresStorage
 
@@ -23,6 +23,16 @@ def _server() -> Iterator[Server]:
 def postgres_server() -> Iterator[Server]:
     """One server for the whole session, stopped and deleted at its end."""
     yield from _server()
+
+
+@pytest.fixture(scope="session")
+def pgvector_server() -> Iterator[Server]:
+    """One server with pgvector for the whole session (pgserver's PostgreSQL 16)."""
+    try:
+        with pgvector_programs() as programs, running_server(programs) as server:
+            yield server
+    except ServerMissing as missing:
+        pytest.skip(str(missing))
 
 
 @pytest.fixture

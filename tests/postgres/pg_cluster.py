@@ -9,12 +9,19 @@ the package to install.
 
 Each test gets a schema of its own (named from the test's folder), so tests
 share the one server without seeing each other's rows.
+
+Debian's PostgreSQL has no pgvector; the tests of server-side search run on
+the PostgreSQL and pgvector that the ``pgserver`` wheel (dev group) ships,
+copied first into a folder the server's user can reach
+(:func:`pgvector_programs`): the project's virtualenv may sit in a folder
+only root may enter.
 """
 
 from __future__ import annotations
 
 import glob
 import hashlib
+import importlib.util
 import os
 import pwd
 import shutil
@@ -35,6 +42,12 @@ PORT = 5432
 INSTALL_HINT = (
     "PostgreSQL's server programs (initdb, pg_ctl) were not found on PATH nor in "
     "/usr/lib/postgresql/*/bin; install them with: apt-get install -y postgresql"
+)
+
+
+PGVECTOR_HINT = (
+    "the pgvector tests run on the PostgreSQL and pgvector of the pgserver wheel, which is "
+    "not installed; it is in the dev group for Linux: uv sync"
 )
 
 
@@ -129,9 +142,38 @@ def schema_for(directory: Path) -> str:
 
 
 @contextmanager
-def running_server() -> Iterator[Server]:
-    """A server started in a fresh folder, stopped and deleted when the block ends."""
-    programs = server_programs()
+def pgvector_programs() -> Iterator[Path]:
+    """The folder of initdb and pg_ctl of pgserver's PostgreSQL with pgvector, for one block.
+
+    The wheel's files are copied into a fresh folder under /tmp that every
+    user may read, keeping their layout: the programs find their libraries
+    by relative paths (``$ORIGIN/../../../pgserver.libs``) and their share
+    and lib folders next to bin.
+    """
+    spec = importlib.util.find_spec("pgserver")
+    if spec is None or spec.origin is None:
+        raise ServerMissing(PGVECTOR_HINT)
+    package = Path(spec.origin).parent
+    folder = Path(tempfile.mkdtemp(prefix="thatch-pgvector-"))
+    try:
+        folder.chmod(0o755)
+        shutil.copytree(package / "pginstall", folder / "pgserver" / "pginstall", symlinks=True)
+        libs = package.parent / "pgserver.libs"
+        if libs.is_dir():
+            shutil.copytree(libs, folder / "pgserver.libs", symlinks=True)
+        yield folder / "pgserver" / "pginstall" / "bin"
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@contextmanager
+def running_server(programs: Path | None = None) -> Iterator[Server]:
+    """A server started in a fresh folder, stopped and deleted when the block ends.
+
+    ``programs``: the folder of initdb and pg_ctl (default: the system's,
+    :func:`server_programs`).
+    """
+    programs = programs or server_programs()
     if programs is None:
         raise ServerMissing(INSTALL_HINT)
     owner: pwd.struct_passwd | None = None

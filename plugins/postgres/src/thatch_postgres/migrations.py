@@ -338,6 +338,35 @@ MIGRATIONS: tuple[Migration, ...] = (
             "ANALYZE memory_words",
         ),
     ),
+    (
+        8,
+        (
+            # What keeps pgvector's copy of the vectors (memory_vectors, made
+            # only where the server has the extension: thatch_postgres.pgvector)
+            # true to its memory: a memory whose model or vector changes
+            # loses its row, which the writer adds again in the same
+            # transaction, so a row that is there is never stale; its
+            # store, branch and archived flag follow the memory. The
+            # function needs no extension; its trigger comes with the
+            # table. The version also keeps out clients older than this
+            # one, which would write memories and leave their rows out.
+            """
+            CREATE FUNCTION keep_memory_vectors() RETURNS trigger LANGUAGE plpgsql
+            SET search_path FROM CURRENT AS $$
+            BEGIN
+                IF (OLD.model, OLD.embedding) IS DISTINCT FROM (NEW.model, NEW.embedding) THEN
+                    DELETE FROM memory_vectors WHERE id = NEW.id;
+                ELSE
+                    UPDATE memory_vectors
+                    SET store = NEW.store, branch = NEW.branch, archived = NEW.archived
+                    WHERE id = NEW.id;
+                END IF;
+                RETURN NULL;
+            END
+            $$
+            """,
+        ),
+    ),
 )
 
 LATEST = MIGRATIONS[-1][0]

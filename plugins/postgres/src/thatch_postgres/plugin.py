@@ -63,7 +63,13 @@ def _open(config: Config) -> PostgresStorage:
     from thatch_postgres.storage import PostgresStorage
 
     settings = PostgresSettings.of(config)
-    return PostgresStorage(settings.dsn, settings.schema, retry_seconds=settings.retry_seconds)
+    return PostgresStorage(
+        settings.dsn,
+        settings.schema,
+        retry_seconds=settings.retry_seconds,
+        server_search=settings.server_search,
+        server_search_from=settings.server_search_from,
+    )
 
 
 # The three parts share one object (one pool).

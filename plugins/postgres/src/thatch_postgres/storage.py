@@ -33,7 +33,8 @@ from thatch_postgres.migrations import LATEST, migrate, schema_version
 from thatch_postgres.pooled import Once
 from thatch_postgres.prediction_log import PredictionLogMixin
 from thatch_postgres.retry import Retry
-from thatch_postgres.settings import DEFAULT_RETRY_SECONDS
+from thatch_postgres.server_search import ServerSearch
+from thatch_postgres.settings import DEFAULT_FROM, DEFAULT_RETRY_SECONDS
 from thatch_postgres.vectors import ModelVectors, VectorCache, from_bytes, to_bytes
 
 if TYPE_CHECKING:
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
     from thatch.plugin import DecisionKind, Matrix, Vector, Verdict
 
     from thatch_postgres.connect import Connection
+    from thatch_postgres.settings import Mode
 
 # Every query is written out whole, SQL is never assembled at run time, not
 # even from constants; the memory queries list the columns in the order
@@ -173,6 +175,8 @@ class PostgresStorage(DecisionsMixin, PredictionLogMixin):
         *,
         connect_timeout: float = CONNECT_TIMEOUT,
         retry_seconds: float = DEFAULT_RETRY_SECONDS,
+        server_search: Mode = "auto",
+        server_search_from: int = DEFAULT_FROM,
     ) -> None:
         self.dsn = dsn
         self.schema = schema
@@ -180,6 +184,7 @@ class PostgresStorage(DecisionsMixin, PredictionLogMixin):
         self._retry = Retry(retry_seconds)
         self._pool: ConnectionPool[Connection] = open_pool(dsn, schema, connect_timeout)
         self._cache = VectorCache("memories")
+        self._server = ServerSearch(schema, server_search, server_search_from)
         self._word_counts = wordcounts.WordCounts()
         self._decision_caches: dict[DecisionKind, VectorCache] = {
             "matcher": VectorCache("matchers"),
@@ -192,6 +197,7 @@ class PostgresStorage(DecisionsMixin, PredictionLogMixin):
         try:
             # One transaction under a lock, and a no-op once done: safe to run again.
             self._read("upgrade the schema", lambda conn: migrate(conn, schema))
+            self._read("look for pgvector", self._server.open)
         except BaseException:
             self._pool.close()
             raise
@@ -200,6 +206,11 @@ class PostgresStorage(DecisionsMixin, PredictionLogMixin):
     def closed(self) -> bool:
         """Whether :meth:`close` was called."""
         return self._closed
+
+    @property
+    def server_search(self) -> str:
+        """Whether the server searches large stores: "in use", "available", "absent" or "off"."""
+        return self._server.state
 
     def __repr__(self) -> str:
         return f"PostgresStorage(schema={self.schema!r})"
@@ -229,6 +240,7 @@ class PostgresStorage(DecisionsMixin, PredictionLogMixin):
             row = conn.execute(count_sql).fetchone()
             if row and row[0]:
                 problems.append(f"{row[0]} {problem}")
+        problems.extend(self._server.problems(conn))
         return problems
 
     # -- writes ------------------------------------------------------------
@@ -267,6 +279,14 @@ class PostgresStorage(DecisionsMixin, PredictionLogMixin):
                         (old.id, old.id),
                     )
                 results.append(WriteResult(sql_rows.memory(new_row), "updated"))
+            self._server.put(
+                conn,
+                [
+                    (result.memory.id, params["embedding"])
+                    for result, params in zip(results, prepared, strict=True)
+                    if result.action != "unchanged"
+                ],
+            )
             return results
 
         return self._write("save memories", save, vectors="memories")
@@ -321,6 +341,7 @@ class PostgresStorage(DecisionsMixin, PredictionLogMixin):
                     " WHERE id = %s",
                     rows,
                 )
+            self._server.put(conn, [(memory_id, blob) for _, blob, memory_id in rows])
 
         self._write("replace vectors", replace, vectors="memories")
 
@@ -357,7 +378,9 @@ class PostgresStorage(DecisionsMixin, PredictionLogMixin):
         # machine or a try whose commit was cut off) stays as it is, so the
         # write may run again.
         def restore(conn: Connection) -> list[bool]:
-            return [conn.execute(_RESTORE, row).fetchone() is not None for row in rows]
+            made = [(conn.execute(_RESTORE, row).fetchone(), row["embedding"]) for row in rows]
+            self._server.put(conn, [(int(new[0]), blob) for new, blob in made if new is not None])
+            return [new is not None for new, _ in made]
 
         return self._write("restore memories", restore, vectors="memories")
 
@@ -396,9 +419,18 @@ class PostgresStorage(DecisionsMixin, PredictionLogMixin):
         if not scope.stores or limit <= 0:
             return []
         vector = np.ascontiguousarray(query, dtype=np.float32)
-        hits = self._vectors(self._cache, model, "search by meaning").search(
-            vector, scope.stores, scope.branch, limit
-        )
+        hits = None
+        if self._server.searching:
+            hits = self._read(
+                "search by meaning",
+                lambda conn: self._server.search(
+                    conn, vector, model, scope.stores, scope.branch, limit
+                ),
+            )
+        if hits is None:
+            hits = self._vectors(self._cache, model, "search by meaning").search(
+                vector, scope.stores, scope.branch, limit
+            )
         archived = None
         if include_archived:
             params = (model, list(scope.stores), scope.branch)
