@@ -5,12 +5,42 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import psycopg
-from pg_cluster import Server
+from pg_cluster import Server, schema_for
+from thatch.plugin import Config
 from thatch_postgres.migrations import MIGRATIONS, migrate
+from thatch_postgres.settings import PostgresSettings
 from thatch_postgres.storage import PostgresStorage
 from thatch_postgres.vectors import Table
+
+
+def postgres_home(
+    directory: Path, server: Server, *, parts: str = 'backend = "postgres"', settings: str = ""
+) -> Config:
+    """The config of a THATCH_HOME under ``directory`` kept on ``server``, in a schema of its own.
+
+    ``parts`` is the ``[storage]`` line saying what postgres keeps (every
+    part by default); ``settings`` are more ``[storage.postgres]`` lines.
+    """
+    config_file = directory / "config" / "config.toml"
+    if not config_file.exists():
+        config_file.parent.mkdir(parents=True)
+        config_file.write_text(
+            f"[storage]\n{parts}\n\n"
+            f'[storage.postgres]\ndsn = "{server.dsn()}"\nschema = "{schema_for(directory)}"\n'
+            + settings
+        )
+    return Config.load(directory, environ={})
+
+
+def settings_of(directory: Path, table: str) -> PostgresSettings:
+    """The postgres settings of a home under ``directory`` whose table holds ``table``."""
+    config_file = directory / "config" / "config.toml"
+    config_file.parent.mkdir(parents=True, exist_ok=True)
+    config_file.write_text(f"[storage.postgres]\n{table}")
+    return PostgresSettings.of(Config.load(directory, environ={}))
 
 
 def query(server: Server, schema: str, sql: str) -> list[tuple[object, ...]]:

@@ -13,25 +13,13 @@ from typing import Any
 
 import pytest
 import thatch_postgres.plugin
-from pg_cluster import Server, schema_for
-from thatch.plugin import Config
+from pg_cluster import Server
+from pg_handles import postgres_home
 from thatch.testing.contracts import (
     DecisionStorageContract,
     MemoryStorageContract,
     PredictionStorageContract,
 )
-
-
-def postgres_home(directory: Path, server: Server) -> Config:
-    """The config of a THATCH_HOME under ``directory`` whose memories are kept in postgres."""
-    config_file = directory / "config" / "config.toml"
-    if not config_file.exists():
-        config_file.parent.mkdir(parents=True)
-        config_file.write_text(
-            '[storage]\nbackend = "postgres"\n\n'
-            f'[storage.postgres]\ndsn = "{server.dsn()}"\nschema = "{schema_for(directory)}"\n'
-        )
-    return Config.load(directory, environ={})
 
 
 class TestPostgresMemories(MemoryStorageContract):

@@ -17,8 +17,9 @@ import psycopg
 import pytest
 from pg_cluster import Server, schema_for
 from pg_handles import query as run_sql
+from pg_handles import settings_of
 from psycopg import sql
-from thatch.plugin import Config, ConfigError, NewMemory, Scope, ScoredId
+from thatch.plugin import ConfigError, NewMemory, Scope, ScoredId
 from thatch_postgres import server_search
 from thatch_postgres.pgvector import index_name, vector_cursor, vector_param
 from thatch_postgres.server_search import ef_search
@@ -386,10 +387,7 @@ def test_a_row_out_of_step_with_its_memory_is_a_problem(handles: Handles) -> Non
 
 
 def settings(directory: Path, lines: str) -> PostgresSettings:
-    config_file = directory / "config" / "config.toml"
-    config_file.parent.mkdir(parents=True, exist_ok=True)
-    config_file.write_text(f'[storage.postgres]\ndsn = "host=db"\n{lines}\n')
-    return PostgresSettings.of(Config.load(directory, environ={}))
+    return settings_of(directory, f'dsn = "host=db"\n{lines}\n')
 
 
 def test_the_settings_default_to_auto_from_a_million(tmp_path: Path) -> None:

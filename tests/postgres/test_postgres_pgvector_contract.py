@@ -13,22 +13,20 @@ from typing import Any
 
 import pytest
 import thatch_postgres.plugin
-from pg_cluster import Server, schema_for
+from pg_cluster import Server
+from pg_handles import postgres_home
 from thatch.plugin import Config
 from thatch.testing.contracts import MemoryStorageContract
 
 
 def pgvector_home(directory: Path, server: Server) -> Config:
     """The config of a THATCH_HOME whose memories the pgvector server keeps and searches."""
-    config_file = directory / "config" / "config.toml"
-    if not config_file.exists():
-        config_file.parent.mkdir(parents=True)
-        config_file.write_text(
-            '[storage]\nmemories = "postgres"\n\n'
-            f'[storage.postgres]\ndsn = "{server.dsn()}"\nschema = "{schema_for(directory)}"\n'
-            'server_search = "auto"\nserver_search_from = 0\n'
-        )
-    return Config.load(directory, environ={})
+    return postgres_home(
+        directory,
+        server,
+        parts='memories = "postgres"',
+        settings='server_search = "auto"\nserver_search_from = 0\n',
+    )
 
 
 class TestServerSearchMemories(MemoryStorageContract):

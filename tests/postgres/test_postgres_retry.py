@@ -17,13 +17,13 @@ from typing import Any
 import attrs
 import psycopg
 import pytest
-from pg_handles import Open
+from pg_handles import Open, settings_of
 from psycopg import errors
 from psycopg_pool import PoolTimeout
-from thatch.plugin import Config, ConfigError, NewMemory, StorageError
+from thatch.plugin import ConfigError, NewMemory, StorageError
 from thatch_postgres.connect import borrow
 from thatch_postgres.retry import BACKOFF_SECONDS, GaveUp, Retry, lost, rolled_back
-from thatch_postgres.settings import DEFAULT_RETRY_SECONDS, PostgresSettings
+from thatch_postgres.settings import DEFAULT_RETRY_SECONDS
 from thatch_postgres.storage import PostgresStorage
 
 APP = "acme/app"
@@ -130,13 +130,6 @@ def test_a_deadlock_is_retried_as_rolled_back() -> None:
 
 
 # -- the setting ----------------------------------------------------------------------
-
-
-def settings_of(directory: Path, table: str) -> PostgresSettings:
-    config_file = directory / "config" / "config.toml"
-    config_file.parent.mkdir(parents=True, exist_ok=True)
-    config_file.write_text(f"[storage.postgres]\n{table}")
-    return PostgresSettings.of(Config.load(directory, environ={}))
 
 
 def test_the_time_allowed_is_a_setting(tmp_path: Path) -> None:
