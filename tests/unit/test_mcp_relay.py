@@ -13,6 +13,7 @@ import queue
 import socket
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -124,6 +125,20 @@ class Harness:
         with contextlib.suppress(OSError):  # closed already
             self.stdin.shutdown(socket.SHUT_WR)
 
+    def end_the_connection(self) -> None:
+        """The daemon closes its end; returns once the relay has seen it (10 s at most).
+
+        Without the wait, the next request could race the relay's reader:
+        sent on the dying connection, it would be failed as "stopped before
+        answering" rather than as unreachable.
+        """
+        self.daemon.sock.close()
+        relay_end = self.daemons.relay_ends[-1]
+        deadline = time.monotonic() + 10
+        while relay_end.fileno() != -1:  # the reader closes it once it has dropped the link
+            assert time.monotonic() < deadline, "the relay did not notice the ended connection"
+            time.sleep(0.005)
+
     def initialize(self) -> None:
         """The handshake, answered by the current connection."""
         self.send(line(INITIALIZE))
@@ -212,7 +227,7 @@ def test_requests_while_no_daemon_answers_get_errors_until_one_does(
     harness: Harness, daemons: Daemons
 ) -> None:
     harness.initialize()
-    harness.daemon.sock.close()
+    harness.end_the_connection()
     daemons.down = "THATCH_NO_AUTOSTART is set"
     harness.send(request(4))
     failed = harness.stdout.read_json()
