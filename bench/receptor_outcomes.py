@@ -16,7 +16,9 @@ format errors and time-outs included; grep's exit 1 is no failure) and
 ``failure share`` (failures per step). ``--scorer receptor`` adds the
 receptor's frustration peak and mean: each run's events are fed to a fresh
 ``thatch_receptor.receptor.Receptor`` and its frustration read after every
-step.
+step. The receptor gets the built-in sources as the daemon builds them, with
+the installed model's query embedding (``rephrased-search`` compares meanings
+with it); ``--no-embedder`` leaves it out, as ``thatch receptor replay`` does.
 
 ``--split`` reports the same tables on two fixed halves instead (each half
 holds every other run of each outcome in id order: 10 resolved and 10 not).
@@ -32,11 +34,14 @@ a default that fit one half only would show there as a gap.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import shlex
 import statistics
 import sys
-from collections.abc import Callable, Mapping, Sequence
+import tempfile
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from receptor_sample import SAMPLE, Run, read_runs
 from roc_auc import roc_auc
@@ -69,10 +74,20 @@ BASELINES: dict[str, Scorer] = {
 }
 
 
-def receptor_scorers() -> dict[str, Scorer]:
-    """The receptor's frustration peak and mean over a run; exit 2 when there is no receptor."""
+#: A fresh receptor for one run.
+MakeReceptor = Callable[[], Any]
+
+
+@contextlib.contextmanager
+def receptors(embedder: bool) -> Iterator[MakeReceptor]:
+    """Fresh receptors with the daemon's built-in sources; exit 2 when there is no receptor.
+
+    ``embedder``: ``rephrased-search`` compares meanings with the installed
+    model's query embedding, as in the daemon (each query embedded once).
+    """
     try:
         from thatch_receptor.receptor import Receptor
+        from thatch_receptor.signals import builtin_sources
     except ImportError as error:
         print(
             f"--scorer receptor: thatch_receptor.receptor.Receptor cannot be imported ({error}); "
@@ -80,9 +95,35 @@ def receptor_scorers() -> dict[str, Scorer]:
             file=sys.stderr,
         )
         raise SystemExit(2) from error
+    if not embedder:
+        yield Receptor
+        return
+    with query_embedding() as embed:
+        yield lambda: Receptor(builtin_sources(embed=embed))
+
+
+@contextlib.contextmanager
+def query_embedding() -> Iterator[Callable[[str], list[float]]]:
+    """The installed model's query embedding, each text embedded once."""
+    import thatch
+
+    with tempfile.TemporaryDirectory(prefix="thatch-bench-") as home, thatch.open(home=home) as th:
+        model = th.embedder
+        vectors: dict[str, list[float]] = {}
+
+        def embed(text: str) -> list[float]:
+            if text not in vectors:
+                vectors[text] = model.embed_query(text).tolist()
+            return vectors[text]
+
+        yield embed
+
+
+def receptor_scorers(make: MakeReceptor) -> dict[str, Scorer]:
+    """The receptor's frustration peak and mean over a run."""
 
     def frustration(events: Sequence[Event]) -> list[float]:
-        receptor = Receptor()
+        receptor = make()
         return [axis_value(receptor.feed(event), "frustration") for event in events]
 
     return {
@@ -91,26 +132,25 @@ def receptor_scorers() -> dict[str, Scorer]:
     }
 
 
-def variant_scorers() -> dict[str, Scorer]:
+def variant_scorers(make: MakeReceptor) -> dict[str, Scorer]:
     """Other readings of the same steps, tried after the defaults were measured (--variants).
 
     They were chosen after seeing these runs, so none of them replaces the
     frustration mean: they show how much the figure moves with the reading.
     """
-    from thatch_receptor.receptor import Receptor
 
     def mean_of(events: Sequence[Event], value: Callable[[Mapping[str, float]], float]) -> float:
-        receptor = Receptor()
+        receptor = make()
         values = [value(receptor.feed(event).axes) for event in events]
         return statistics.fmean(values or [0.0])
 
     def last_ten(events: Sequence[Event]) -> float:
-        receptor = Receptor()
+        receptor = make()
         values = [receptor.feed(event).axes["frustration"] for event in events]
         return statistics.fmean(values[-10:] or [0.0])
 
     def at_end(events: Sequence[Event]) -> float:
-        receptor = Receptor()
+        receptor = make()
         steps = [receptor.feed(event) for event in events]
         return steps[-1].axes["frustration"] if steps else 0.0
 
@@ -232,22 +272,28 @@ def main() -> int:
         action="store_true",
         help="report on two fixed halves (each outcome's runs by id, alternately) instead",
     )
+    parser.add_argument(
+        "--no-embedder",
+        action="store_true",
+        help="with --scorer receptor: no query embedding (as `thatch receptor replay`)",
+    )
     args = parser.parse_args()
-
-    scorers = dict(BASELINES)
-    if args.scorer == "receptor":
-        scorers.update(receptor_scorers())
-        if args.variants:
-            scorers.update(variant_scorers())
     runs = read_runs(args.data)
 
     print("$ " + shlex.join(["uv", "run", "python", "bench/receptor_outcomes.py", *sys.argv[1:]]))
-    print("AUC: how well the score picks out the unresolved runs (0.5 = chance)")
-    if args.split:
-        for name, half in zip("AB", halves(runs), strict=True):
-            report(f"half {name}, ", half, scorers, args.early_steps)
-    else:
-        report("", runs, scorers, args.early_steps)
+    with contextlib.ExitStack() as stack:
+        scorers = dict(BASELINES)
+        if args.scorer == "receptor":
+            make = stack.enter_context(receptors(embedder=not args.no_embedder))
+            scorers.update(receptor_scorers(make))
+            if args.variants:
+                scorers.update(variant_scorers(make))
+        print("AUC: how well the score picks out the unresolved runs (0.5 = chance)")
+        if args.split:
+            for name, half in zip("AB", halves(runs), strict=True):
+                report(f"half {name}, ", half, scorers, args.early_steps)
+        else:
+            report("", runs, scorers, args.early_steps)
     return 0
 
 

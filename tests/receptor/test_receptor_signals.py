@@ -103,6 +103,16 @@ def test_a_query_in_other_words_reads_frustration_with_embeddings() -> None:
     assert readings(source, [grep("token refresh"), grep("css")]) == []
 
 
+def test_with_embeddings_a_query_sharing_some_words_still_reads_frustration() -> None:
+    # As the daemon runs it: the words rule holds beside the meaning rule, so a
+    # replay without the model and the daemon read the same searches.
+    source = RephrasedSearch(embed=lambda text: (1.0, 0.0) if "fromstring" in text else (0.0, 1.0))
+    (reading,) = readings(source, [grep("def fromstring"), grep("def _pad")])
+    assert reading.axis == "frustration"
+    assert readings(source, [grep("def fromstring"), grep("def fromstring")]) == []
+    assert readings(source, [grep("def fromstring"), grep("ledger account")]) == []
+
+
 def test_an_empty_recall_reads_seeking_more_than_an_empty_search() -> None:
     (empty_recall,) = readings(EmptySearch(), [recall("refund ledger", found=0)])
     (empty_search,) = readings(EmptySearch(), [grep("refund", found=0)])
