@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 import numpy.typing as npt
+import thatch
 from thatch.plugin.embedder import Embedder, Thresholds
 
 
@@ -31,3 +34,14 @@ class CachedEmbedder:
     def thresholds(self) -> Thresholds:
         """The wrapped embedder's thresholds."""
         return self.inner.thresholds()
+
+
+@contextlib.contextmanager
+def query_embedding() -> Iterator[Callable[[str], list[float]]]:
+    """The installed model's query embedding as a callable, each text embedded once.
+
+    In a throw-away home, so the embedder is configured as a new user's is.
+    """
+    with tempfile.TemporaryDirectory(prefix="thatch-bench-") as home, thatch.open(home=home) as th:
+        cached = CachedEmbedder(th.embedder)
+        yield lambda text: cached.embed_query(text).tolist()

@@ -35,12 +35,14 @@ THATCH_MODEL_PATH apply; by default the built-in all-MiniLM-L6-v2 pack), and
 from __future__ import annotations
 
 import argparse
+import contextlib
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import query_products
 import thatch
 from data_sets import DATA, read_jsonl
 from thatch.plugin.embedder import Embedder
@@ -199,12 +201,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--file", type=Path, default=THRESHOLDS_FILE, help="thresholds file to update"
     )
+    query_products.add_option(parser)
     args = parser.parse_args(argv)
 
-    with (
-        tempfile.TemporaryDirectory(prefix="thatch-calibrate-") as home,
-        thatch.open(home=home) as th,
-    ):
+    with contextlib.ExitStack() as stack:
+        home = stack.enter_context(tempfile.TemporaryDirectory(prefix="thatch-calibrate-"))
+        query_products.configure(home, args.query_products)
+        th = stack.enter_context(thatch.open(home=home))
         embedder = th.embedder
         model_id = embedder.model_id
         print(f"model {model_id}\n")

@@ -24,9 +24,11 @@ part of the time); warm-up rounds come first and are not counted.
 ``--variant NAME=SETTINGS`` adds a daemon to compare beside the shipped one,
 each on its own copy of the filled home, all in the same rounds. SETTINGS is
 a comma-separated list of ``VAR=VALUE`` (an environment variable of that
-daemon) and ``module:NAME=VALUE`` (a module constant, a Python literal, set
-in that daemon before it starts), e.g. ``--variant
-one-thread=thatch_fastembed.embedder:QUERY_THREADS=1``. For each daemon the
+daemon), ``module:NAME=VALUE`` (a module constant, a Python literal, set
+in that daemon before it starts) and ``config:TABLE.KEY=VALUE`` (a key of the
+variant's config file, a TOML value), e.g. ``--variant
+one-thread=thatch_fastembed.embedder:QUERY_THREADS=1`` or ``--variant
+float32=config:embedder.fastembed.query_products='"float32"'``. For each daemon the
 table gives the hook, its request alone and the client's part: the hook's
 median minus its request's, and that minus the baseline's (what the hook
 process costs beyond starting the interpreter), and CPU time: the hook
@@ -84,6 +86,7 @@ from thatch import daemon_lock, rundir
 from thatch.daemon.client import DaemonClient
 from thatch.decisions.nudge import HEADER as DECISION_HEADER
 from thatch.nudges.recall import HEADER as RECALL_HEADER
+from thatch.paths import Paths
 
 THATCH = Path(sys.executable).with_name("thatch")
 BASELINE = [sys.executable, "-c", "import json, socket"]
@@ -283,6 +286,8 @@ class Variant:
     environ: dict[str, str] = field(default_factory=dict)
     #: (module, constant) -> value, set in the daemon process before it starts.
     patches: dict[tuple[str, str], Any] = field(default_factory=dict)
+    #: (table, key) -> TOML value, written to the variant's config file before it starts.
+    config: dict[tuple[str, str], str] = field(default_factory=dict)
     home: Path = Path()
     client: DaemonClient | None = None
 
@@ -294,7 +299,10 @@ class Variant:
         for setting in filter(None, settings.split(",")):
             key, _, value = setting.partition("=")
             module, _, constant = key.rpartition(":")
-            if module:
+            if module == "config":
+                table, _, name = constant.rpartition(".")
+                variant.config[(table, name)] = value
+            elif module:
                 variant.patches[(module, constant)] = ast.literal_eval(value)
             else:
                 variant.environ[key] = value
@@ -303,6 +311,12 @@ class Variant:
     def start(self, env: dict[str, str]) -> float:
         """Start this variant's daemon and wait until it is warm; returns the seconds it took."""
         started = time.perf_counter()
+        if self.config:
+            config_file = Paths.resolve(self.home, {}).config_file
+            config_file.parent.mkdir(parents=True, exist_ok=True)
+            with config_file.open("a", encoding="utf-8") as out:
+                for (table, name), value in self.config.items():
+                    out.write(f"\n[{table}]\n{name} = {value}\n")
         daemon_env = {**env, **self.environ}
         self.client = DaemonClient(str(self.home), environ=daemon_env)
         if self.patches:

@@ -62,6 +62,7 @@ on plain cosine at the plain threshold.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import tempfile
 import time
@@ -71,6 +72,7 @@ from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
+import query_products
 import thatch
 from cached_embedder import CachedEmbedder
 from data_sets import DATA, ROOT, read_jsonl
@@ -352,11 +354,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=FOLDER, help="folder of the firing set")
     parser.add_argument("--write", action="store_true", help="store the calibration")
+    query_products.add_option(parser)
     args = parser.parse_args(argv)
-    with (
-        tempfile.TemporaryDirectory(prefix="thatch-prediction-firing-") as home,
-        thatch.open(home=home) as th,
-    ):
+    with contextlib.ExitStack() as stack:
+        home = stack.enter_context(tempfile.TemporaryDirectory(prefix="thatch-prediction-firing-"))
+        query_products.configure(home, args.query_products)
+        th = stack.enter_context(thatch.open(home=home))
         embedder = CachedEmbedder(th.embedder)
         data = embed_set(embedder, args.data)
         labelled = firing.background()

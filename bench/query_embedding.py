@@ -7,34 +7,32 @@ bench's hook prompt (bench/hook_payloads.py) tokenized as the embedder does
 it (the pack's tokenizer, cut at ``QUERY_MAX_TOKENS``), in one process:
 
 - **settings**: onnxruntime sessions of the installed model, interleaved
-  run by run: the shipped query session (``QUERY_THREADS`` threads,
-  ``QUERY_SESSION_CONFIG``), one thread, two threads whose workers spin, and
-  two spinning threads told to stop spinning when a run ends
-  (``session.force_spinning_stop``). Each row gives the run's median wall
-  time and the process's CPU time per run counted over the run and the 50 ms
-  after it, where spinning workers keep burning a core.
-- **operators** (``--ops``): onnxruntime's own profile of the shipped
+  run by run: the shipped query session (the model with int8 weight
+  products, ``thatch_fastembed.int8_products``, on ``QUERY_THREADS``
+  threads with ``QUERY_SESSION_CONFIG``), the model's own file as passages
+  run it (every product in float32) on the same threads, one thread, two
+  threads whose workers spin, and two spinning threads told to stop
+  spinning when a run ends (``session.force_spinning_stop``). Each row gives
+  the run's median wall time and the process's CPU time per run counted
+  over the run and the 50 ms after it, where spinning workers keep burning
+  a core.
+- **operators** (``--ops``): onnxruntime's own profile of the float32
   session, time by operator type, and the multiply-adds of the weight
   products (from the model's dimensions) over their time.
-- **int8 compute** (``--quantized``; needs the ``onnx`` package, e.g.
-  ``uv run --with onnx python bench/query_embedding.py --quantized``): the
-  same weights with their products computed in int8
-  (``onnxruntime.quantization.quantize_dynamic``, per-channel signed
-  weights; the model's int8 weights are widened to float32 on loading, so
-  today every product is in float32). Timed beside the shipped session, and
-  its query vectors compared with the shipped ones: the cosine between the
-  two on every query of bench/data/queries.jsonl and every prompt of the
-  firing set (bench/data/firing), and what the change does to what they
-  find — vector recall@5 of bench/data's 121 memories, and plain-cosine
-  firing of the firing set at the shipped threshold — with the stored side
-  (memories, matchers) embedded by the shipped model in both.
+- **int8 against float32** (``--compare``): the query vectors of the two
+  compared: the cosine between them on every query of
+  bench/data/queries.jsonl and every prompt of the firing set
+  (bench/data/firing), and what the change does to what they find — vector
+  recall@5 of bench/data's 121 memories, and plain-cosine firing of the
+  firing set at the shipped threshold — with the stored side (memories,
+  matchers) embedded as passages are, in float32, in both.
 
 The first row checks the script's own path: its shipped-session vectors
 against ``embed_query``'s (cosine 1.000 expected).
 
     uv run python bench/query_embedding.py
     uv run python bench/query_embedding.py --ops --runs 100
-    uv run --with onnx python bench/query_embedding.py --quantized
+    uv run python bench/query_embedding.py --compare
 """
 
 from __future__ import annotations
@@ -58,7 +56,8 @@ from data_sets import DATA, read_jsonl
 from hook_payloads import PROMPT
 from thatch.plugin.embedder import Embedder
 from thatch_fastembed import embedder as shipped
-from thatch_fastembed.model_pack import find_pack
+from thatch_fastembed.int8_products import ensure_int8_model
+from thatch_fastembed.model_pack import PACK_SHA256, find_pack
 from tokenizers import Tokenizer
 
 Vectors = npt.NDArray[np.float32]
@@ -148,29 +147,6 @@ def operator_profile(path: str, feeds: Feeds, runs: int) -> tuple[dict[str, floa
     return dict(by_op.most_common()), macs / (matmul_ms / 1000) / 1e9
 
 
-def quantized_model(source: str, folder: str) -> str:
-    """The model with int8 products: float32 weights folded, then quantized per channel."""
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    folded = os.path.join(folder, "folded.onnx")
-    session(
-        source,
-        1,
-        {},
-        graph_optimization_level=ort.GraphOptimizationLevel.ORT_ENABLE_BASIC,
-        optimized_model_filepath=folded,
-    )
-    target = os.path.join(folder, "int8.onnx")
-    quantize_dynamic(
-        folded,
-        target,
-        weight_type=QuantType.QInt8,
-        op_types_to_quantize=["MatMul"],
-        per_channel=True,
-    )
-    return target
-
-
 def recall_at_5(queries: Vectors, memories: Vectors, relevant: Sequence[set[int]]) -> float:
     """Share of each query's relevant memories in its 5 nearest, averaged."""
     best = np.argsort(-(queries @ memories.T), axis=1)[:, :5]
@@ -191,10 +167,10 @@ def firing(
     return float(np.mean(right)), float(np.mean(fired[~related].any(axis=1)))
 
 
-def compare_quantized(
+def compare_products(
     embedder: Embedder,
     embed_with: Callable[[ort.InferenceSession, str], Vectors],
-    shipped_run: ort.InferenceSession,
+    float32_run: ort.InferenceSession,
     int8_run: ort.InferenceSession,
 ) -> None:
     """Cosines between the two query vectors, and what each finds."""
@@ -216,13 +192,13 @@ def compare_quantized(
         "firing prompts": [str(p["text"]) for p in picked],
     }
     found: dict[str, dict[str, Vectors]] = {}
-    for name, run in (("shipped", shipped_run), ("int8", int8_run)):
+    for name, run in (("float32", float32_run), ("int8", int8_run)):
         found[name] = {
             kind: np.stack([embed_with(run, t) for t in items]) for kind, items in texts.items()
         }
-    print("\nint8 products against the shipped session's query vectors:")
+    print("\nint8 products (shipped) against float32 ones, query vectors:")
     for kind in texts:
-        cosines = np.sum(found["shipped"][kind] * found["int8"][kind], axis=1)
+        cosines = np.sum(found["float32"][kind] * found["int8"][kind], axis=1)
         print(
             f"  {kind} ({len(cosines)}): cosine min {cosines.min():.4f}, "
             f"p5 {np.percentile(cosines, 5):.4f}, mean {cosines.mean():.4f}"
@@ -238,42 +214,51 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=60, help="timed runs of each session")
     parser.add_argument("--ops", action="store_true", help="onnxruntime's profile by operator")
-    parser.add_argument("--quantized", action="store_true", help="int8 products (needs onnx)")
+    parser.add_argument(
+        "--compare", action="store_true", help="int8 query vectors against float32 ones"
+    )
     args = parser.parse_args(argv)
     files = find_pack()
     tokenizer = Tokenizer.from_file(str(files.tokenizer))
     # The file pads to 128; one text alone is not padded by the embedder.
     tokenizer.no_padding()
     path = str(files.onnx)
-    runs = {
-        "shipped": session(path, shipped.QUERY_THREADS, shipped.QUERY_SESSION_CONFIG),
-        "one thread": session(path, 1, shipped.QUERY_SESSION_CONFIG),
-        "two, spinning": session(path, 2, {"session.intra_op.allow_spinning": "1"}),
-        "two, spinning, stop after run": session(
-            path, 2, {"session.intra_op.allow_spinning": "1", "session.force_spinning_stop": "1"}
-        ),
-    }
-    names = [item.name for item in runs["shipped"].get_inputs()]
-
-    def embed_with(run: ort.InferenceSession, text: str) -> Vectors:
-        return vector(run, feeds_of(tokenizer, text, names))
-
-    feeds = feeds_of(tokenizer, PROMPT, names)
-    print(
-        f"load average {os.getloadavg()[0]:.2f}; "
-        f"prompt of {feeds['input_ids'].shape[1]} word pieces"
-    )
     with (
         tempfile.TemporaryDirectory(prefix="thatch-query-embedding-") as home,
         thatch.open(home=home) as th,
     ):
-        check = float(embed_with(runs["shipped"], PROMPT) @ th.embedder.embed_query(PROMPT))
+        twin = ensure_int8_model(files.onnx, PACK_SHA256, Path(home, "int8"))
+        if twin is None:
+            raise SystemExit("the model with int8 products could not be built (see the log)")
+        runs = {
+            "shipped: int8 products": session(
+                str(twin), shipped.QUERY_THREADS, shipped.QUERY_SESSION_CONFIG
+            ),
+            "float32 products, same threads": session(
+                path, shipped.QUERY_THREADS, shipped.QUERY_SESSION_CONFIG
+            ),
+            "float32, one thread": session(path, 1, shipped.QUERY_SESSION_CONFIG),
+            "float32, two spinning": session(path, 2, {"session.intra_op.allow_spinning": "1"}),
+            "float32, spinning, stop after run": session(
+                path,
+                2,
+                {"session.intra_op.allow_spinning": "1", "session.force_spinning_stop": "1"},
+            ),
+        }
+        names = [item.name for item in runs["shipped: int8 products"].get_inputs()]
+
+        def embed_with(run: ort.InferenceSession, text: str) -> Vectors:
+            return vector(run, feeds_of(tokenizer, text, names))
+
+        feeds = feeds_of(tokenizer, PROMPT, names)
+        print(
+            f"load average {os.getloadavg()[0]:.2f}; "
+            f"prompt of {feeds['input_ids'].shape[1]} word pieces"
+        )
+        check = float(
+            embed_with(runs["shipped: int8 products"], PROMPT) @ th.embedder.embed_query(PROMPT)
+        )
         print(f"this script's vector against embed_query's: cosine {check:.4f}")
-        folder = tempfile.mkdtemp(prefix="thatch-int8-", dir=home)
-        if args.quantized:
-            runs["int8 products (shipped threads)"] = session(
-                quantized_model(path, folder), shipped.QUERY_THREADS, shipped.QUERY_SESSION_CONFIG
-            )
         print(f"\n{'session':<34} {'run ms':>7} {'cpu ms':>7}  (medians of {args.runs})")
         for name, (wall, cpu) in timings(runs, feeds, args.runs).items():
             print(f"{name:<34} {wall:>7.2f} {cpu:>7.2f}")
@@ -283,13 +268,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.ops:
             by_op, rate = operator_profile(path, feeds, args.runs)
             total = sum(by_op.values())
-            print(f"\noperators of the shipped session, ms a run (total {total:.2f}):")
+            print(f"\noperators of the float32 session, ms a run (total {total:.2f}):")
             for op, ms in list(by_op.items())[:8]:
                 print(f"  {op:<24} {ms:>6.2f}  {ms / total:>5.1%}")
             print(f"weight products: {rate:.1f} G multiply-adds a second")
-        if args.quantized:
-            compare_quantized(
-                th.embedder, embed_with, runs["shipped"], runs["int8 products (shipped threads)"]
+        if args.compare:
+            compare_products(
+                th.embedder,
+                embed_with,
+                runs["float32 products, same threads"],
+                runs["shipped: int8 products"],
             )
     return 0
 

@@ -57,6 +57,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import query_products
 import thatch
 from data_sets import DATA, read_jsonl
 from pg_home import analyze, copy_memories, load_pg_cluster, open_home, postgres_config
@@ -1077,12 +1078,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="also run the set on a home whose memories live on a throw-away PostgreSQL server",
     )
+    query_products.add_option(parser)
     args = parser.parse_args(argv)
 
     # The data files' sizes and times too, so that a rewritten set is run again.
     files = [args.data / name for name in ("memories.jsonl", "queries.jsonl")]
     stamps = tuple((f.stat().st_size, f.stat().st_mtime_ns) for f in files)
-    key = (str(args.data.resolve()), stamps, args.limit, args.distractors, args.postgres)
+    key = (
+        str(args.data.resolve()),
+        stamps,
+        args.limit,
+        args.distractors,
+        args.postgres,
+        args.query_products,
+    )
     cached = load_run(args.cache, key)
     if cached is not None:
         print_cached(cached, args.limit)
@@ -1092,6 +1101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     no_answer = [q for q in every_query if not q.relevant]
     with contextlib.ExitStack() as stack:
         home = stack.enter_context(tempfile.TemporaryDirectory(prefix="thatch-bench-"))
+        query_products.configure(Path(home, "sqlite"), args.query_products)
         th = stack.enter_context(thatch.open(home=Path(home, "sqlite")))
         started = time.perf_counter()
         count = load_memories(th, args.data / "memories.jsonl")

@@ -38,11 +38,11 @@ import contextlib
 import shlex
 import statistics
 import sys
-import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from cached_embedder import query_embedding
 from receptor_sample import SAMPLE, Run, read_runs
 from roc_auc import roc_auc
 from thatch.plugin.events import Event
@@ -100,23 +100,6 @@ def receptors(embedder: bool) -> Iterator[MakeReceptor]:
         return
     with query_embedding() as embed:
         yield lambda: Receptor(builtin_sources(embed=embed))
-
-
-@contextlib.contextmanager
-def query_embedding() -> Iterator[Callable[[str], list[float]]]:
-    """The installed model's query embedding, each text embedded once."""
-    import thatch
-
-    with tempfile.TemporaryDirectory(prefix="thatch-bench-") as home, thatch.open(home=home) as th:
-        model = th.embedder
-        vectors: dict[str, list[float]] = {}
-
-        def embed(text: str) -> list[float]:
-            if text not in vectors:
-                vectors[text] = model.embed_query(text).tolist()
-            return vectors[text]
-
-        yield embed
 
 
 def receptor_scorers(make: MakeReceptor) -> dict[str, Scorer]:

@@ -26,7 +26,7 @@ import statistics
 from collections.abc import Callable, Sequence
 from typing import ClassVar
 
-from receptor_outcomes import query_embedding
+from cached_embedder import query_embedding
 from receptor_sample import SAMPLE, Run, read_runs
 from roc_auc import roc_auc
 from thatch_receptor.receptor import Receptor

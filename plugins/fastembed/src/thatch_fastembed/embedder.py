@@ -20,6 +20,7 @@ import contextlib
 import functools
 import importlib.resources
 import json
+import logging
 import os
 import threading
 from collections.abc import Iterator, Mapping, Sequence
@@ -37,10 +38,12 @@ from thatch.plugin import (
     release_free_memory,
 )
 
+from thatch_fastembed.int8_products import ensure_int8_model
 from thatch_fastembed.model_pack import (
     DEFAULT_MODEL_ID,
     DEFAULT_MODEL_NAME,
     PACK_DIM,
+    PACK_SHA256,
     ModelFiles,
     ModelPackError,
     assemble_model_dir,
@@ -50,12 +53,17 @@ from thatch_fastembed.model_pack import (
     model_id_for,
     verify_pack,
 )
+from thatch_fastembed.settings import FASTEMBED_TABLE
 
 if TYPE_CHECKING:
     from fastembed import TextEmbedding
     from thatch.plugin import Config
 
+log = logging.getLogger(__name__)
+
 Source = Literal["pack", "folder", "hub"]
+#: How the query session computes the weight products (``[embedder.fastembed]``).
+QueryProducts = Literal["int8", "float32"]
 
 #: onnxruntime threads of the session that embeds queries (see FastEmbedder.load).
 QUERY_THREADS = 2
@@ -176,6 +184,9 @@ class FastEmbedder:
     :param threads: onnxruntime threads; None lets onnxruntime choose.
     :param confine_caches: onnxruntime's and huggingface_hub's own caches go
         under ``cache_dir`` too (a THATCH_HOME is in use).
+    :param query_products: ``"int8"``: queries of a local model run its int8
+        weight products in integers (:mod:`thatch_fastembed.int8_products`),
+        where the graph allows; ``"float32"``: as passages are.
     """
 
     def __init__(
@@ -186,8 +197,12 @@ class FastEmbedder:
         cache_dir: str | os.PathLike[str],
         threads: int | None = None,
         confine_caches: bool = False,
+        query_products: QueryProducts = "int8",
     ) -> None:
         self.model_name = model
+        self.query_products = query_products
+        #: The model file the query session runs, once it is loaded.
+        self.query_model_file: Path | None = None
         self.confine_caches = confine_caches
         self.model_path = Path(model_path).expanduser() if model_path is not None else None
         self.cache_dir = Path(cache_dir)
@@ -215,6 +230,9 @@ class FastEmbedder:
             model_path=config.model_path,
             cache_dir=config.paths.cache_dir,
             confine_caches=config.paths.home is not None,
+            query_products=config.tables.get(FASTEMBED_TABLE.name, {}).get(
+                "query_products", "int8"
+            ),
         )
 
     def __repr__(self) -> str:
@@ -318,7 +336,7 @@ class FastEmbedder:
                 with self._lock:
                     if self._query_model is None:
                         model = self._load(threads=QUERY_THREADS)
-                        _query_session(model)
+                        self.query_model_file = _query_session(model, self._int8_twin())
                         self._query_model = model
                         # Building a session takes ~200 MB that onnxruntime
                         # frees at once but glibc would keep in the daemon.
@@ -372,6 +390,17 @@ class FastEmbedder:
                     "built-in default"
                 ) from exc
         return self._load_hub(threads)
+
+    def _int8_twin(self) -> Path | None:
+        """The local model file with int8 products for queries, if asked for and possible."""
+        if self.query_products != "int8" or self.source == "hub":
+            return None  # a hub model's file is fastembed's to find
+        if self.source == "pack":
+            source, sha = find_pack().onnx, PACK_SHA256
+        else:
+            files, sha = self._folder_files()
+            source = files.onnx
+        return ensure_int8_model(source, sha, self.models_dir)
 
     def _caches(self) -> dict[str, str]:
         """What to set while fastembed loads: the library caches, under THATCH_HOME only."""
@@ -436,13 +465,15 @@ class FastEmbedder:
         )
 
 
-def _query_session(model: TextEmbedding) -> None:
+def _query_session(model: TextEmbedding, twin: Path | None) -> Path | None:
     """Fit ``model`` for queries: :data:`QUERY_SESSION_CONFIG`, :data:`QUERY_MAX_TOKENS`.
 
     fastembed offers no way to pass session options, so the session it made
-    is replaced by one on the same file and providers. If fastembed's
+    is replaced by one on the same providers, and on ``twin`` (the model with
+    int8 products) when there is one, else on the same file. If fastembed's
     internals ever change shape, what cannot be reached is left as it was:
-    slower by a few milliseconds, never wrong.
+    slower by a few milliseconds, never wrong. Returns the file the session
+    runs (None when it could not be told).
     """
     import onnxruntime as ort
 
@@ -461,10 +492,20 @@ def _query_session(model: TextEmbedding) -> None:
     session = getattr(inner, "model", None)
     path = getattr(session, "_model_path", None)
     if inner is None or not isinstance(session, ort.InferenceSession) or not path:
-        return
+        return None
     options = ort.SessionOptions()
     options.intra_op_num_threads = QUERY_THREADS
     options.inter_op_num_threads = 1
     for key, value in QUERY_SESSION_CONFIG.items():
         options.add_session_config_entry(key, value)
-    inner.model = ort.InferenceSession(path, options, providers=session.get_providers())
+    providers = session.get_providers()
+    if twin is not None:
+        try:
+            inner.model = ort.InferenceSession(str(twin), options, providers=providers)
+            return twin
+        except Exception as exc:  # a damaged twin: the model's own file still serves
+            log.warning("embedding queries in float32: %s failed to load (%s)", twin, exc)
+            with contextlib.suppress(OSError):
+                twin.unlink()  # the next load builds it again
+    inner.model = ort.InferenceSession(path, options, providers=providers)
+    return Path(path)

@@ -11,9 +11,17 @@ from typing import TYPE_CHECKING
 from thatch.plugin import hookimpl
 
 if TYPE_CHECKING:
-    from thatch.plugin import Config
+    from thatch.plugin import Config, ConfigTable
 
     from thatch_fastembed.embedder import FastEmbedder
+
+
+@hookimpl
+def thatch_config_tables() -> tuple[ConfigTable, ...]:
+    """``[embedder.fastembed]`` (:mod:`thatch_fastembed.settings`)."""
+    from thatch_fastembed.settings import FASTEMBED_TABLE
+
+    return (FASTEMBED_TABLE,)
 
 
 # trylast: this is the fallback. It answers for any model name (it cannot tell an

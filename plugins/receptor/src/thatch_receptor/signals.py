@@ -40,10 +40,11 @@ and under ``lexical``, 0.5), or, when the receptor has an ``embed`` callable
 (text to a unit vector; the daemon's query embedding), when the two are close
 in meaning (cosine at least ``similar``, 0.75) with overlap under ``lexical``.
 The words rule holds with embeddings too: on the 40 sample runs it is the one
-that fires (59 readings against 5 from meaning alone, all five also caught by
-words), mostly on code searches that keep a word and change the name
-(``def fromstring`` after ``def _pad``), and the frustration it reads is what
-tells unresolved runs apart (docs/receptor.md); meaning alone reads at chance.
+that fires (59 readings against 2 to 5 from meaning alone, with int8 or
+float32 query products, each also caught by words), mostly on code searches
+that keep a word and change the name (``def fromstring`` after ``def _pad``),
+and the frustration it reads is what tells unresolved runs apart
+(docs/receptor.md); meaning alone reads near chance.
 """
 
 from __future__ import annotations

@@ -1,0 +1,37 @@
+"""``--query-products``: run a bench's queries with int8 or float32 weight products.
+
+The default embedder computes query embeddings with the model's int8 weight
+products (``[embedder.fastembed] query_products``, thatch_fastembed.int8_products);
+a bench that takes this option writes the setting into its own home's config
+file before opening it, so the two can be measured side by side.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from thatch.paths import Paths
+
+CHOICES = ("int8", "float32")
+
+
+def add_option(parser: argparse.ArgumentParser) -> None:
+    """The ``--query-products`` option (default: the shipped setting, int8)."""
+    parser.add_argument(
+        "--query-products",
+        choices=CHOICES,
+        default=None,
+        help="how queries compute the model's weight products (default: as shipped, int8)",
+    )
+
+
+def configure(home: str | os.PathLike[str], products: str | None) -> None:
+    """Write ``products`` into the config file of the thatch home ``home`` (None: leave it)."""
+    if products is None:
+        return
+    config_file = Paths.resolve(Path(home), {}).config_file
+    config_file.parent.mkdir(parents=True, exist_ok=True)
+    with config_file.open("a", encoding="utf-8") as out:
+        out.write(f'\n[embedder.fastembed]\nquery_products = "{products}"\n')
