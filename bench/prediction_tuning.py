@@ -72,6 +72,7 @@ threshold of thresholds.json, and the rule before it, plain cosine at 0.40.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import tempfile
 from collections import Counter
 from collections.abc import Sequence
@@ -80,6 +81,7 @@ from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
+import query_products
 import thatch
 from cached_embedder import CachedEmbedder
 from data_sets import DATA as DATA_DIR
@@ -414,6 +416,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Load the set, sweep variants and thresholds, print."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=DATA, help="the decisions JSONL file")
+    query_products.add_option(parser)
     args = parser.parse_args(argv)
     situations, probes, opposites = read_set(args.data)
     positives = sum(bool(p.expect) for p in probes)
@@ -422,10 +425,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"({positives} expect a situation, {len(probes) - positives} expect none)"
     )
 
-    with (
-        tempfile.TemporaryDirectory(prefix="thatch-prediction-tuning-") as home,
-        thatch.open(home=home) as th,
-    ):
+    with contextlib.ExitStack() as stack:
+        home = stack.enter_context(tempfile.TemporaryDirectory(prefix="thatch-prediction-tuning-"))
+        query_products.configure(home, args.query_products)
+        th = stack.enter_context(thatch.open(home=home))
         embedder = CachedEmbedder(th.embedder)
         dedup = th.thresholds().dedup
         print(f"model {embedder.model_id}; dedup {dedup}; limit {LIMIT}\n")
