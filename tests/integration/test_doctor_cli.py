@@ -24,7 +24,11 @@ CHECKS = [
     "log",
 ]
 #: One check for each config table an installed plugin declares.
-TABLES = ["config table [receptor]", "config table [storage.postgres]"]
+TABLES = [
+    "config table [embedder.fastembed]",
+    "config table [receptor]",
+    "config table [storage.postgres]",
+]
 
 
 @pytest.fixture

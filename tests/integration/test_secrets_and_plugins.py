@@ -44,7 +44,7 @@ def test_plugins_json_lists_the_defaults_with_their_hooks(thatch: Runner) -> Non
         "thatch_prediction_storage",
     ]
     assert plugins["fastembed"]["distribution"] == "thatch-fastembed"
-    assert plugins["fastembed"]["hooks"] == ["thatch_embedder"]
+    assert plugins["fastembed"]["hooks"] == ["thatch_config_tables", "thatch_embedder"]
     assert plugins["sqlite"]["version"]
 
 
