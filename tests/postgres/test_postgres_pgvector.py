@@ -16,8 +16,8 @@ import numpy as np
 import psycopg
 import pytest
 from pg_cluster import Server, schema_for
+from pg_handles import heard_after, settings_of
 from pg_handles import query as run_sql
-from pg_handles import settings_of
 from psycopg import sql
 from thatch.plugin import ConfigError, NewMemory, Scope, ScoredId
 from thatch_postgres import server_search
@@ -298,6 +298,32 @@ def test_below_the_threshold_the_cache_searches(handles: Handles) -> None:
     assert storage.vector_search(vectors[1], MODEL, Scope(STORES), 1)[0].score == pytest.approx(1)
     assert storage._cache._models, "60 vectors, fewer than 100: the cache searched"
     assert handles.sql(f"SELECT to_regclass('{index_name(MODEL, DIM)}')") == [(None,)]
+
+
+def test_under_the_threshold_a_search_borrows_no_connection_until_the_counts_are_due(
+    handles: Handles, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    storage = handles.open(threshold=100)
+    vectors = unit(60, seed=14)
+    storage.write_memories(memories(vectors))
+    storage.vector_search(vectors[0], MODEL, Scope(STORES), 1)  # counts the model's vectors
+    # Until the change listener listens, the copy itself checks the server on each search.
+    heard_after(storage, "memories")
+    storage.vector_search(vectors[0], MODEL, Scope(STORES), 1)  # the copy, current
+    borrowed: list[str] = []
+    real = storage._connection
+
+    def counted(action: str) -> object:
+        borrowed.append(action)
+        return real(action)
+
+    monkeypatch.setattr(storage, "_connection", counted)
+    for row in vectors[[1, 2, 9, 10, 11]]:  # memories on no branch, as the scope asks
+        assert storage.vector_search(row, MODEL, Scope(STORES), 1)[0].score == pytest.approx(1)
+    assert borrowed == [], "the fresh counts said the copy answers: no connection needed"
+    monkeypatch.setattr(server_search, "REFRESH_SECONDS", 0.0)
+    storage.vector_search(vectors[18], MODEL, Scope(STORES), 1)
+    assert borrowed == ["search by meaning"], "counts due: the server is asked again"
 
 
 # -- the table kept beside the memories ---------------------------------------------

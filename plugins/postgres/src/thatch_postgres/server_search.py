@@ -129,6 +129,21 @@ class ServerSearch:
         """Whether large scopes are searched on the server."""
         return self.mode == "auto" and self._keeps_rows
 
+    def may_search(self, model: str, dim: int, stores: Sequence[str]) -> bool:
+        """Whether :meth:`search` could answer, told without the server when the counts are fresh.
+
+        False for a scope known to be under the threshold: its search then
+        needs no pooled connection at all, as without pgvector (most searches,
+        below a million vectors). Counts older than ``REFRESH_SECONDS`` say
+        yes, so that :meth:`search` counts again.
+        """
+        if not self.searching:
+            return False
+        seen = self._models.get((model, dim))
+        if seen is None or time.monotonic() - seen.seen_at >= REFRESH_SECONDS:
+            return True
+        return seen.indexed and seen.in_scope(stores) >= self.threshold
+
     def problems(self, conn: Connection) -> list[str]:
         """What is wrong with the server's rows (for integrity_problems): rows unlike their memory.
 

@@ -420,7 +420,7 @@ class PostgresStorage(DecisionsMixin, PredictionLogMixin):
             return []
         vector = np.ascontiguousarray(query, dtype=np.float32)
         hits = None
-        if self._server.searching:
+        if self._server.may_search(model, len(vector), scope.stores):
             hits = self._read(
                 "search by meaning",
                 lambda conn: self._server.search(
