@@ -144,6 +144,21 @@ def test_a_damaged_twin_falls_back_to_float32_and_is_built_again_next_time(
     assert twin.is_file()
 
 
+@pytest.mark.slow
+def test_a_cache_that_cannot_be_written_leaves_queries_in_float32(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    embedder = FastEmbedder(DEFAULT_MODEL_NAME, cache_dir=tmp_path)
+    # Where the twin's folder should be, a file: it cannot be made.
+    int8_model_path(PACK_SHA256, embedder.models_dir).parent.parent.mkdir(parents=True)
+    int8_model_path(PACK_SHA256, embedder.models_dir).parent.write_text("in the way")
+    with caplog.at_level(logging.WARNING, logger=int8_products.__name__):
+        vector = embedder.embed_query("which indentation does the user prefer?")
+    assert vector.shape == (384,)
+    assert "int8-products" not in str(embedder.query_model_file)
+    assert "could not write" in caplog.text
+
+
 def test_the_config_key_chooses_the_products_and_a_bad_value_is_named(tmp_path: Path) -> None:
     def embedder_for(text: str) -> FastEmbedder:
         config = Config.load(home=tmp_path, environ={})

@@ -67,13 +67,24 @@ def ensure_int8_model(source: Path, sha256: str, models_dir: Path) -> Path | Non
     except Exception as exc:  # a damaged or unexpected file: the float32 session still works
         log.warning("embedding queries in float32: could not rewrite %s (%s)", source, exc)
         return None
+    try:
+        _write_whole(target, model.SerializeToString())
+    except OSError as exc:  # a full disk or a read-only cache: float32 still works
+        log.warning("embedding queries in float32: could not write %s (%s)", target, exc)
+        return None
+    return target
+
+
+def _write_whole(target: Path, data: bytes) -> None:
+    """``data`` written beside ``target`` and renamed over it.
+
+    A daemon that starts while another writes never reads half a file.
+    """
     target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    # Written beside the target and renamed over it: a daemon that starts while
-    # another writes never reads half a file.
     handle, temporary = tempfile.mkstemp(dir=target.parent, suffix=".part")
     try:
         with os.fdopen(handle, "wb") as out:
-            out.write(model.SerializeToString())
+            out.write(data)
             out.flush()
             os.fsync(out.fileno())
         os.replace(temporary, target)
@@ -81,7 +92,6 @@ def ensure_int8_model(source: Path, sha256: str, models_dir: Path) -> Path | Non
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temporary)
         raise
-    return target
 
 
 def rewrite(model: onnx.ModelProto) -> onnx.ModelProto:
