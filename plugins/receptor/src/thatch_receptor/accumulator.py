@@ -12,9 +12,11 @@ A frustration impulse also breaks flow: ``flow ← flow · (1 − impulse)``.
 Half-lives (seconds): frustration 180, seeking 210, uncertainty 120,
 fatigue 600, isolation 300, flow 180. Gains: 0.5 for every axis.
 
-:class:`AxisTrail` keeps each event's values so that an axis's mean over the
-short, medium and session windows, and the deltas between them, cost a
-binary search rather than a pass over the session.
+:class:`AxisTrail` keeps each event's values, and their running sums, so that
+an axis's mean over the short, medium and session windows, and the deltas
+between them, cost a binary search rather than a pass over the session. The
+sums are added up when a mean is read (a composition reads them), not with
+every event.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from __future__ import annotations
 import math
 import operator
 from bisect import bisect_left
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from thatch.plugin import AXES, WINDOW_SECONDS, WINDOWS, delta_key
@@ -119,24 +121,38 @@ class AxisTrail:
     def __init__(self, max_events: int = 10_000) -> None:
         self._max = max_events
         self._times: list[float] = []
-        #: Running sums of the axes, in :data:`AXES` order: ``_sums[i]`` sums the first i events.
+        #: Running sums of the axes, in :data:`AXES` order: ``_sums[i]`` sums the first i
+        #: events. Added up when a mean is read (:meth:`_add_up`), not with every event:
+        #: most events read none (a composition reads them, when an axis fires).
         self._sums: list[tuple[float, ...]] = [(0.0,) * len(AXES)]
+        #: The values of the events added since the sums were last added up.
+        self._pending: list[Sequence[float]] = []
 
     def add(self, at: float, values: Mapping[Axis, float]) -> None:
         self.add_values(at, [values.get(axis, 0.0) for axis in AXES])
 
-    def add_values(self, at: float, values: Iterable[float]) -> None:
-        """:meth:`add`, the values in :data:`AXES` order."""
+    def add_values(self, at: float, values: Sequence[float]) -> None:
+        """:meth:`add`, the values in :data:`AXES` order (kept as they are: do not change them)."""
         self._times.append(at)
-        self._sums.append(tuple(map(operator.add, self._sums[-1], values)))
+        self._pending.append(values)
         if len(self._times) > self._max:
+            self._add_up()
             cut = max(1, self._max // 10)
             del self._times[:cut], self._sums[:cut]
+
+    def _add_up(self) -> None:
+        """Extend the running sums over the events added since, in order (the same sums)."""
+        sums = self._sums
+        for values in self._pending:
+            sums.append(tuple(map(operator.add, sums[-1], values)))
+        self._pending.clear()
 
     def mean(self, window: Window, axis: Axis) -> float:
         """The axis's mean over one window's events, up to the last one added."""
         if not self._times:
             return 0.0
+        if self._pending:
+            self._add_up()
         reach = WINDOW_SECONDS[window]
         start = 0 if reach is None else bisect_left(self._times, self._times[-1] - reach)
         index = _INDEX[axis]
@@ -148,6 +164,8 @@ class AxisTrail:
         Each window's means are worked out once (one binary search, not one an
         axis and pair), each as :meth:`mean` works it out.
         """
+        if self._pending:
+            self._add_up()
         means = {window: self._means(window) for window in WINDOWS}
         return {
             key: means[later][index] - means[earlier][index]

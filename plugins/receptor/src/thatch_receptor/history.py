@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
 from thatch.plugin import WINDOW_SECONDS
 
@@ -41,9 +41,10 @@ DEFAULT_STEP_SECONDS = 20.0
 #: How many of a session's events the session window keeps.
 DEFAULT_MAX_EVENTS = 10_000
 
-_Item = TypeVar("_Item")
 _SHORT = WINDOW_SECONDS["short"] or 0.0
 _MEDIUM = WINDOW_SECONDS["medium"] or 0.0
+#: What ``SessionHistory._pathed`` keeps for an event without paths: no paths, no folders.
+_NO_PATHS: tuple[Sequence[str], Sequence[str]] = ((), ())
 #: The kinds of action that look rather than change (:mod:`thatch_receptor.patterns`).
 LOOKING = frozenset({"read", "search", "memory_read"})
 
@@ -293,12 +294,9 @@ class SessionHistory:
         self._actions: list[tuple[Action, ...]] = []
         #: The current event's actions (:meth:`current_actions`, read without a call).
         self.current: tuple[Action, ...] = ()
-        #: Every kept event's paths in one list, with the index of each event's first,
-        #: so that a window's paths are one slice.
-        self._flat_paths: list[str] = []
-        #: Each path's folder, in step with ``_flat_paths``.
-        self._flat_folders: list[str] = []
-        self._path_starts: list[int] = []
+        #: Each kept event's paths and their folders (:func:`folder_of`), one pair an
+        #: event in step with ``_events``: what a window's edge takes off as it moves.
+        self._pathed: list[tuple[Sequence[str], Sequence[str]]] = []
         self._path_counts: dict[str, int] = {}
         #: The current event's paths, and those of them no earlier event touched
         #: (:meth:`current_paths` and :meth:`new_paths`, read without a call).
@@ -336,14 +334,14 @@ class SessionHistory:
         self.now = at
         self.count += 1
         calls = event.tool_calls
+        paths: Sequence[str]
         if len(calls) == 1:  # most events: actions_of's answer, without its call
             action = action_of(calls[0])
             actions: tuple[Action, ...] = (action,)
-            paths = list(action.paths)
+            paths = action.paths  # a tuple, kept as it is: nothing changes it
         else:
             actions = actions_of(event)
             paths = [path for action in actions for path in action.paths]
-        self._path_starts.append(len(self._flat_paths))
         self.event_paths = paths
         if paths:
             # The session's count of each path, and the paths no earlier event touched (in
@@ -356,12 +354,12 @@ class SessionHistory:
                     new.append(path)
                 counts[path] = seen + 1
             self.event_new_paths = tuple(new)
-            folders = list(map(folder_of, paths))
-            self._flat_paths += paths
-            self._flat_folders += folders
+            folders: Sequence[str] = tuple(map(folder_of, paths))
+            self._pathed.append((paths, folders))
         else:
             self.event_new_paths = ()
             folders = paths
+            self._pathed.append(_NO_PATHS)
         if self._windows_read:  # a source read a window's lists (few events): drop them
             for cached in self._window_lists:
                 cached.clear()
@@ -379,12 +377,12 @@ class SessionHistory:
 
     def _move_edges(self, now: float) -> None:
         """Move the windows' left edges past the events older than their reach."""
-        times = self._times
+        times, pathed = self._times, self._pathed
         start = self._short_start
         if times[start] < now - _SHORT:
             earlier = self.earlier_folders
             while times[start] < now - _SHORT:
-                paths, folders = self._event_paths(start)
+                paths, folders = pathed[start]
                 self.short.remove(self._actions[start], paths, folders)
                 earlier.add(folders)
                 start += 1
@@ -392,16 +390,9 @@ class SessionHistory:
         start = self._medium_start
         if times[start] < now - _MEDIUM:
             while times[start] < now - _MEDIUM:
-                self.earlier_folders.remove(self._event_paths(start)[1])
+                self.earlier_folders.remove(pathed[start][1])
                 start += 1
             self._medium_start = start
-
-    def _event_paths(self, index: int) -> tuple[list[str], list[str]]:
-        """The paths of one kept event's actions, and their folders."""
-        starts = self._path_starts
-        first = starts[index]
-        last = starts[index + 1] if index + 1 < len(starts) else len(self._flat_paths)
-        return self._flat_paths[first:last], self._flat_folders[first:last]
 
     def _trim(self) -> None:
         """Drop the oldest tenth of the kept events at a time, so trimming stays rare.
@@ -410,15 +401,12 @@ class SessionHistory:
         """
         cut = max(1, self._max // 10)
         for index in range(self._medium_start, min(cut, self._short_start)):
-            self.earlier_folders.remove(self._event_paths(index)[1])
+            self.earlier_folders.remove(self._pathed[index][1])
         for index in range(self._short_start, cut):
-            self.short.remove(self._actions[index], *self._event_paths(index))
+            self.short.remove(self._actions[index], *self._pathed[index])
         self._medium_start = max(0, self._medium_start - cut)
         self._short_start = max(0, self._short_start - cut)
-        del self._times[:cut], self._events[:cut], self._actions[:cut]
-        dropped = self._path_starts[cut]
-        del self._flat_paths[:dropped], self._flat_folders[:dropped], self._path_starts[:cut]
-        self._path_starts[:] = [start - dropped for start in self._path_starts]
+        del self._times[:cut], self._events[:cut], self._actions[:cut], self._pathed[:cut]
 
     def place(self, event: Event) -> float:
         """The time ``event`` would be placed at, were it added now (nothing changes)."""
@@ -447,7 +435,7 @@ class SessionHistory:
         """The paths of one window's actions, oldest first (the same list until the next event)."""
         found = self._window_paths.get(window)
         if found is None:
-            found = self._tail(self._flat_paths, window)
+            found = [path for paths, _ in self._pathed[self._start(window) :] for path in paths]
             self._window_paths[window] = found
             self._windows_read = True
         return found
@@ -456,7 +444,8 @@ class SessionHistory:
         """The folder of each of :meth:`paths` (:func:`folder_of`), in the same order."""
         found = self._window_folders.get(window)
         if found is None:
-            found = self._tail(self._flat_folders, window)
+            kept = self._pathed[self._start(window) :]
+            found = [folder for _, folders in kept for folder in folders]
             self._window_folders[window] = found
             self._windows_read = True
         return found
@@ -482,12 +471,6 @@ class SessionHistory:
     def new_paths(self) -> tuple[str, ...]:
         """The current event's paths that no earlier event of the session touched."""
         return self.event_new_paths
-
-    def _tail(self, flat: list[_Item], window: Window) -> list[_Item]:
-        """The items of ``flat`` from the window's first event on."""
-        start = self._start(window)
-        starts = self._path_starts
-        return flat[starts[start] :] if start < len(starts) else []
 
     def _start(self, window: Window) -> int:
         """The index of the window's first kept event."""

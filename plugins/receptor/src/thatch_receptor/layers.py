@@ -30,9 +30,9 @@ from __future__ import annotations
 
 import math
 import operator
-from collections import Counter, deque
+from collections import deque
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, get_args
 
 import attrs
 
@@ -168,9 +168,12 @@ class AxisLayer:
         return self._current_thresholds()[self._index[axis]]
 
     def thresholds(self) -> dict[Axis, float]:
+        return dict(zip(self._axes, self.threshold_values()))  # noqa: B905 (_FAST_ZIP)
+
+    def threshold_values(self) -> list[float]:
+        """Each axis's threshold for the next event, in :attr:`axes` order (read, not change)."""
         # The kept thresholds (step's _follow works them out) without a call for them.
-        found = self._thresholds or self._current_thresholds()
-        return dict(zip(self._axes, found))  # noqa: B905 (_FAST_ZIP)
+        return self._thresholds or self._current_thresholds()
 
     def _current_thresholds(self) -> list[float]:
         """Every axis's threshold, worked out once between two moves of a baseline or field."""
@@ -275,8 +278,10 @@ class MetaLayer:
         self._axes = axes
         self._policy = policy or MetaPolicy()
         self._recent: deque[MetaState] = deque(maxlen=self._policy.memory)
-        #: How many remembered events are in each state (kept with ``_recent``).
-        self._counts: Counter[MetaState] = Counter()
+        #: How many remembered events are in each state (kept with ``_recent``), every
+        #: state from 0: a plain dict, as a Counter's items (a subclass's) are read and
+        #: set more slowly, and this runs on every event.
+        self._counts: dict[MetaState, int] = dict.fromkeys(get_args(MetaState), 0)
         #: What :meth:`state` answers, worked out again only when ``_counts`` change.
         self._state: MetaState | None = None
         limit = self._policy.field_limit
