@@ -9,9 +9,9 @@ it (the pack's tokenizer, cut at ``QUERY_MAX_TOKENS``), in one process:
 - **settings**: onnxruntime sessions of the installed model, interleaved
   run by run: the shipped query session (the model with int8 weight
   products, ``thatch_fastembed.int8_products``, on ``QUERY_THREADS``
-  threads with ``QUERY_SESSION_CONFIG``), the model's own file as passages
-  run it (every product in float32) on the same threads, one thread, two
-  threads whose workers spin, and two spinning threads told to stop
+  threads with ``QUERY_SESSION_CONFIG``), the same on one thread, the
+  model's own file as passages run it (every product in float32) on the
+  same threads, one thread, two threads whose workers spin, and two spinning threads told to stop
   spinning when a run ends (``session.force_spinning_stop``). Each row gives
   the run's median wall time and the process's CPU time per run counted
   over the run and the 50 ms after it, where spinning workers keep burning
@@ -234,6 +234,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "shipped: int8 products": session(
                 str(twin), shipped.QUERY_THREADS, shipped.QUERY_SESSION_CONFIG
             ),
+            "int8 products, one thread": session(str(twin), 1, shipped.QUERY_SESSION_CONFIG),
             "float32 products, same threads": session(
                 path, shipped.QUERY_THREADS, shipped.QUERY_SESSION_CONFIG
             ),
