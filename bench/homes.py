@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import subprocess
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,6 +25,17 @@ if TYPE_CHECKING:
 PROJECT_REMOTE = "git@github.com:acme/web.git"
 PROJECT_STORE = "acme/web"
 MEMORY_BATCH = 5_000
+
+
+def append_config(home: str | os.PathLike[str], table: str, keys: Mapping[str, str]) -> None:
+    """Add ``[table]`` with ``keys`` (name -> TOML value) to the config file of ``home``."""
+    from thatch.paths import Paths
+
+    config_file = Paths.resolve(Path(home), {}).config_file
+    config_file.parent.mkdir(parents=True, exist_ok=True)
+    lines = "".join(f"{name} = {value}\n" for name, value in keys.items())
+    with config_file.open("a", encoding="utf-8") as out:
+        out.write(f"\n[{table}]\n{lines}")
 
 
 def bench_env(home: Path, **extra: str) -> dict[str, str]:

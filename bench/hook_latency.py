@@ -79,14 +79,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from homes import bench_env, fill_home, make_project
+from homes import append_config, bench_env, fill_home, make_project
 from hook_payloads import PROMPT, prompt_payload, tool_payload
 from measure import percentile
 from thatch import daemon_lock, rundir
 from thatch.daemon.client import DaemonClient
 from thatch.decisions.nudge import HEADER as DECISION_HEADER
 from thatch.nudges.recall import HEADER as RECALL_HEADER
-from thatch.paths import Paths
 
 THATCH = Path(sys.executable).with_name("thatch")
 BASELINE = [sys.executable, "-c", "import json, socket"]
@@ -311,12 +310,8 @@ class Variant:
     def start(self, env: dict[str, str]) -> float:
         """Start this variant's daemon and wait until it is warm; returns the seconds it took."""
         started = time.perf_counter()
-        if self.config:
-            config_file = Paths.resolve(self.home, {}).config_file
-            config_file.parent.mkdir(parents=True, exist_ok=True)
-            with config_file.open("a", encoding="utf-8") as out:
-                for (table, name), value in self.config.items():
-                    out.write(f"\n[{table}]\n{name} = {value}\n")
+        for (table, name), value in self.config.items():
+            append_config(self.home, table, {name: value})
         daemon_env = {**env, **self.environ}
         self.client = DaemonClient(str(self.home), environ=daemon_env)
         if self.patches:

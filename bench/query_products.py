@@ -10,18 +10,16 @@ from __future__ import annotations
 
 import argparse
 import os
-from pathlib import Path
 
-from thatch.paths import Paths
-
-CHOICES = ("int8", "float32")
+from homes import append_config
+from thatch_fastembed.settings import QUERY_PRODUCTS
 
 
 def add_option(parser: argparse.ArgumentParser) -> None:
     """The ``--query-products`` option (default: the shipped setting, int8)."""
     parser.add_argument(
         "--query-products",
-        choices=CHOICES,
+        choices=QUERY_PRODUCTS,
         default=None,
         help="how queries compute the model's weight products (default: as shipped, int8)",
     )
@@ -31,7 +29,4 @@ def configure(home: str | os.PathLike[str], products: str | None) -> None:
     """Write ``products`` into the config file of the thatch home ``home`` (None: leave it)."""
     if products is None:
         return
-    config_file = Paths.resolve(Path(home), {}).config_file
-    config_file.parent.mkdir(parents=True, exist_ok=True)
-    with config_file.open("a", encoding="utf-8") as out:
-        out.write(f'\n[embedder.fastembed]\nquery_products = "{products}"\n')
+    append_config(home, "embedder.fastembed", {"query_products": f'"{products}"'})

@@ -53,7 +53,7 @@ from thatch_fastembed.model_pack import (
     model_id_for,
     verify_pack,
 )
-from thatch_fastembed.settings import FASTEMBED_TABLE
+from thatch_fastembed.settings import FASTEMBED_TABLE, QueryProducts
 
 if TYPE_CHECKING:
     from fastembed import TextEmbedding
@@ -62,8 +62,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 Source = Literal["pack", "folder", "hub"]
-#: How the query session computes the weight products (``[embedder.fastembed]``).
-QueryProducts = Literal["int8", "float32"]
 
 #: onnxruntime threads of the session that embeds queries (see FastEmbedder.load).
 QUERY_THREADS = 2
@@ -230,9 +228,10 @@ class FastEmbedder:
             model_path=config.model_path,
             cache_dir=config.paths.cache_dir,
             confine_caches=config.paths.home is not None,
-            query_products=config.tables.get(FASTEMBED_TABLE.name, {}).get(
-                "query_products", "int8"
-            ),
+            # The table's defaults where the config was read without plugin tables.
+            query_products=(config.tables.get(FASTEMBED_TABLE.name) or FASTEMBED_TABLE.defaults())[
+                "query_products"
+            ],
         )
 
     def __repr__(self) -> str:

@@ -18,12 +18,11 @@ cache's models folder and read by onnxruntime alone afterwards.
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import os
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from thatch_fastembed.model_pack import write_atomic
 
 if TYPE_CHECKING:
     import onnx
@@ -68,30 +67,12 @@ def ensure_int8_model(source: Path, sha256: str, models_dir: Path) -> Path | Non
         log.warning("embedding queries in float32: could not rewrite %s (%s)", source, exc)
         return None
     try:
-        _write_whole(target, model.SerializeToString())
+        # A daemon that starts while another writes never reads half a file.
+        write_atomic(target, model.SerializeToString())
     except OSError as exc:  # a full disk or a read-only cache: float32 still works
         log.warning("embedding queries in float32: could not write %s (%s)", target, exc)
         return None
     return target
-
-
-def _write_whole(target: Path, data: bytes) -> None:
-    """``data`` written beside ``target`` and renamed over it.
-
-    A daemon that starts while another writes never reads half a file.
-    """
-    target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    handle, temporary = tempfile.mkstemp(dir=target.parent, suffix=".part")
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temporary, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temporary)
-        raise
 
 
 def rewrite(model: onnx.ModelProto) -> onnx.ModelProto:

@@ -235,7 +235,7 @@ def file_sha256(path: Path, stamp_dir: Path | None) -> str:
     # Only a file that did not change while it was read gets a stamp.
     if stamp is not None and _stamp_key(path, path.stat()) == key:
         with contextlib.suppress(OSError):
-            _write_atomic(stamp, json.dumps({"key": key, "sha256": digest}, indent=1))
+            write_atomic(stamp, json.dumps({"key": key, "sha256": digest}, indent=1))
     return digest
 
 
@@ -314,11 +314,15 @@ def default_tokenizer_files(
     return {TOKENIZER_CONFIG_FILE: config, SPECIAL_TOKENS_FILE: specials}
 
 
-def _write_atomic(path: Path, text: str) -> None:
+def write_atomic(path: Path, content: str | bytes) -> None:
+    """``content`` written beside ``path`` and renamed over it: a reader never sees half."""
     make_private_dirs(path.parent)
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
     try:
-        tmp.write_text(text, encoding="utf-8")
+        if isinstance(content, bytes):
+            tmp.write_bytes(content)
+        else:
+            tmp.write_text(content, encoding="utf-8")
         os.replace(tmp, path)
     finally:
         with contextlib.suppress(FileNotFoundError):

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Literal, get_args
+
 from thatch.plugin import ConfigKey, ConfigTable
 
-QUERY_PRODUCTS = ("int8", "float32")
+#: How the query session computes the model's weight products.
+QueryProducts = Literal["int8", "float32"]
+QUERY_PRODUCTS: tuple[str, ...] = get_args(QueryProducts)
 
 
 def _query_products(value: str) -> str | None:

@@ -142,6 +142,10 @@ class ServerSearch:
         seen = self._models.get((model, dim))
         if seen is None or time.monotonic() - seen.seen_at >= REFRESH_SECONDS:
             return True
+        return self._large_enough(seen, stores)
+
+    def _large_enough(self, seen: _Model, stores: Sequence[str]) -> bool:
+        """Whether ``stores`` hold enough of ``seen``'s indexed vectors for the server to rank."""
         return seen.indexed and seen.in_scope(stores) >= self.threshold
 
     def problems(self, conn: Connection) -> list[str]:
@@ -182,12 +186,9 @@ class ServerSearch:
             return None
         dim = len(query)
         seen = self._model(conn, model, dim)
-        if seen is None or not seen.indexed:
+        if seen is None or not self._large_enough(seen, stores):
             return None
-        in_scope = seen.in_scope(stores)
-        if in_scope < self.threshold:
-            return None
-        ef = ef_search(limit, sum(seen.per_store.values()), in_scope)
+        ef = ef_search(limit, sum(seen.per_store.values()), seen.in_scope(stores))
         if ef is None:
             return None
         params = {
