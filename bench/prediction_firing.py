@@ -39,6 +39,12 @@ false-fire <= 0.05 (ties: the higher threshold). Rules:
   margin, and a penalty-only form that raises the bar for questions but never
   lowers it.
 
+Beside the rules, what the model's ranking allows: the share of task
+prompts whose situation is the best matcher, and among the five best, by
+cosine, and the figures of two oracles that know which prompts are unrelated
+(the questions only, or all of them) and never fire on those: no rule
+that reads the prompt's cosines can beat the second.
+
 The chosen rule is the intent shift with the weight and margin of the grid
 that give the best fire@5 at false-fire <= 0.05 with at most
 ``MAX_WRONG`` wrong lines per task prompt. Then the set is loaded into a
@@ -263,7 +269,39 @@ def rules(data: FiringSet, axis: Matrix, background: Matrix) -> list[Rule]:
     found.append(
         Rule("intent weight 1, margin 0.05, - background p95", cosines - p95 + intent, 0.05)
     )
+    # The prediction statement beside the intent shift (2026-12-02).
+    found += [
+        Rule(f"{name}(matcher, prediction) + intent {w:g}, margin 0.03", joined + w * intent, 0.03)
+        for name, joined in (
+            ("max", np.maximum(cosines, statements)),
+            ("mean", (cosines + statements) / 2),
+        )
+        for w in (1.5, 2.0)
+    ]
     return found
+
+
+def ceilings(data: FiringSet, cosines: Matrix) -> tuple[float, float, list[tuple[str, Figures]]]:
+    """What the model's ranking allows, whatever rule decides which prompts fire.
+
+    The share of task prompts whose situation is the first, and among the
+    first five, of all matchers by cosine; and two oracles at their best
+    threshold: one that knows every unrelated question (it never fires), one
+    that knows every unrelated prompt. No rule on the prompt's cosines can do
+    better than the second.
+    """
+    tasks = np.flatnonzero(data.kinds == "task")
+    expected = cosines[tasks, data.expect[tasks]]
+    above = (cosines[tasks] > expected[:, None]).sum(axis=1)
+    silenced = {
+        "oracle: no unrelated question fires": data.kinds == "unrelated",
+        "oracle: no unrelated prompt fires": np.char.startswith(data.kinds, "unrelated"),
+    }
+    oracles = []
+    for name, rows in silenced.items():
+        score = np.where(rows[:, None], -np.inf, cosines).astype(np.float32)
+        oracles.append((name, calibrate(data, cosines, Rule(name, score))))
+    return float(np.mean(above == 0)), float(np.mean(above < SHOWN)), oracles
 
 
 def choose(points: dict[str, tuple[Rule, Figures]]) -> tuple[float, float | None, Figures]:
@@ -383,6 +421,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         for rule in tried:
             points[rule.name] = (rule, calibrate(data, cosines, rule))
             print(row(rule.name, points[rule.name][1]))
+        top1, top5, oracles = ceilings(data, cosines)
+        print(
+            f"\nwhat the model's ranking allows: the situation is the best matcher by cosine "
+            f"for {top1:.3f} of the task prompts, among the {SHOWN} best for {top5:.3f}"
+        )
+        print(HEADER)
+        for name, point in oracles:
+            print(row(name, point))
         weight, margin, chosen = choose(points)
         print(
             f"\nchosen: intent weight {weight:g}, margin {margin} at {chosen.threshold:.2f} "
