@@ -43,7 +43,8 @@ Beside the rules, what the model's ranking allows: the share of task
 prompts whose situation is the best matcher, and among the five best, by
 cosine, and the figures of two oracles that know which prompts are unrelated
 (the questions only, or all of them) and never fire on those: no rule
-that reads the prompt's cosines can beat the second.
+that fires by a threshold and shows the best matchers by cosine, as the
+engine does, can beat the second.
 
 The chosen rule is the intent shift with the weight and margin of the grid
 that give the best fire@5 at false-fire <= 0.05 with at most
@@ -287,8 +288,9 @@ def ceilings(data: FiringSet, cosines: Matrix) -> tuple[float, float, list[tuple
     The share of task prompts whose situation is the first, and among the
     first five, of all matchers by cosine; and two oracles at their best
     threshold: one that knows every unrelated question (it never fires), one
-    that knows every unrelated prompt. No rule on the prompt's cosines can do
-    better than the second.
+    that knows every unrelated prompt. No rule that shows the best fired
+    matchers by cosine (as :func:`measure` and the engine do) does better
+    than the second.
     """
     tasks = np.flatnonzero(data.kinds == "task")
     expected = cosines[tasks, data.expect[tasks]]
