@@ -234,14 +234,18 @@ def rules(data: FiringSet, axis: Matrix, background: Matrix) -> list[Rule]:
     mean, spread = to_background.mean(axis=0), to_background.std(axis=0)
     p95 = np.percentile(to_background, 95, axis=0)
     intent = (data.queries @ axis)[:, None]
+    # The prompt's cosine to the matcher and to the prediction statement, joined.
+    joined = {"max": np.maximum(cosines, statements), "mean": (cosines + statements) / 2}
     found = [
         Rule("plain cosine", cosines),
         Rule("hubness: cosine - matcher's background mean", cosines - mean),
         Rule("hubness: cosine - matcher's background p95", cosines - p95),
         # Scaled by 10 so the grid of 0.01 covers z-scores up to 15.
         Rule("hubness: z-score / 10", (cosines - mean) / spread / 10),
-        Rule("max(cosine to matcher, to prediction)", np.maximum(cosines, statements)),
-        Rule("mean(cosine to matcher, to prediction)", (cosines + statements) / 2),
+        *(
+            Rule(f"{name}(cosine to matcher, to prediction)", score)
+            for name, score in joined.items()
+        ),
     ]
     found += [Rule(f"margin over runner-up {m:.2f}", cosines, m) for m in (0.03, 0.05, 0.10)]
     # The prompt's side of hubness: a prompt near many matchers at once is
@@ -272,11 +276,8 @@ def rules(data: FiringSet, axis: Matrix, background: Matrix) -> list[Rule]:
     )
     # The prediction statement beside the intent shift (2026-12-02).
     found += [
-        Rule(f"{name}(matcher, prediction) + intent {w:g}, margin 0.03", joined + w * intent, 0.03)
-        for name, joined in (
-            ("max", np.maximum(cosines, statements)),
-            ("mean", (cosines + statements) / 2),
-        )
+        Rule(f"{name}(matcher, prediction) + intent {w:g}, margin 0.03", score + w * intent, 0.03)
+        for name, score in joined.items()
         for w in (1.5, 2.0)
     ]
     return found
