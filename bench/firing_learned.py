@@ -23,14 +23,20 @@ the firing set kept out of every fit.
    against all 305 matchers and calibrated as above; figures are the folds'
    mean.
 
-    uv run python bench/firing_learned.py     # ~2 min
+    uv run python bench/firing_learned.py     # ~3 min
+    uv run python bench/firing_learned.py --data bench/data/firing_questions
+
+``--data`` runs both parts on another set in the firing set's format, such as
+bench/data/firing_questions (994 preferences, a question each).
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import tempfile
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
@@ -178,10 +184,13 @@ def cross_validate(data: FiringSet, variants: dict[str, tuple[Variant, float | N
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, default=DATA / "firing", help="the set to score")
+    args = parser.parse_args(argv)
     with contextlib.ExitStack() as stack:
         home = stack.enter_context(tempfile.TemporaryDirectory(prefix="thatch-firing-learned-"))
         embedder = CachedEmbedder(stack.enter_context(thatch.open(home=home)).embedder)
-        data = embed_set(embedder, DATA / "firing")
+        data = embed_set(embedder, args.data)
         shipped = firing.background()
         background = np.stack([embedder.embed_query(text) for _, text in shipped])
         background_tasks = np.asarray([label == "task" for label, _ in shipped])

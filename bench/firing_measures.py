@@ -80,6 +80,11 @@ def embed_set(embedder: Embedder, folder: Path) -> FiringSet:
     )
 
 
+def rate(hits: npt.NDArray[np.bool_]) -> float:
+    """The share of ``hits`` that are true; 0 for none (a set without that kind of prompt)."""
+    return float(np.mean(hits)) if len(hits) else 0.0
+
+
 def measure(data: FiringSet, cosines: Matrix, rule: Rule, threshold: float) -> Figures:
     """The figures of ``rule`` at ``threshold``; shown matchers are ranked by cosine."""
     fired = rule.score >= threshold
@@ -107,9 +112,9 @@ def measure(data: FiringSet, cosines: Matrix, rule: Rule, threshold: float) -> F
         threshold=threshold,
         fire=share("task", fired),
         fire5=share("task", shown),
-        false_fire=float(np.mean(any_fired[unrelated])),
-        ff_ask=float(np.mean(any_fired[data.kinds == "unrelated"])),
-        ff_task=float(np.mean(any_fired[data.kinds == "unrelated_task"])),
+        false_fire=rate(any_fired[unrelated]),
+        ff_ask=rate(any_fired[data.kinds == "unrelated"]),
+        ff_task=rate(any_fired[data.kinds == "unrelated_task"]),
         oblique=share("oblique", shown),
         lines=float(np.mean(lines)),
         wrong=float(np.mean(lines - right)),

@@ -58,6 +58,9 @@ at 1,220 matchers.
     uv run python bench/prediction_firing.py           # print only
     uv run python bench/prediction_firing.py --write   # store the calibration
 
+``--data bench/data/firing_questions`` scores the question-worded set
+(994 preferences, a question each) the same way.
+
 ``--write`` stores the axis, weight, margin and offset (the chosen threshold
 less the model's plain firing threshold, the "prediction" key of
 plugins/fastembed/src/thatch_fastembed/thresholds.json) under the embedder's
@@ -234,10 +237,11 @@ def engine_figures(
             false += bool(hits)
     count = {kind: int(np.sum(data.kinds == kind)) for kind in hit}
     unrelated = int(np.sum(np.char.startswith(data.kinds, "unrelated")))
+    # A set with no oblique prompts (bench/data/firing_questions) reads 0 there.
     return (
         hit["task"] / count["task"],
         false / unrelated,
-        hit["oblique"] / count["oblique"],
+        hit["oblique"] / max(count["oblique"], 1),
         wrong / count["task"],
     )
 
