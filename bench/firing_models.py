@@ -42,8 +42,7 @@ from firing_measures import (
     embed_set,
     row,
 )
-from firing_rules import ceilings, rules
-from thatch.decisions import firing
+from firing_rules import ranking, rules, shipped_axis
 
 SETS = (DATA / "firing", DATA / "firing_questions")
 
@@ -93,7 +92,7 @@ def report(
     best of those that show at most MAX_WRONG other situations per task prompt.
     """
     cosines = data.queries @ data.matchers.T
-    top1, top5, _ = ceilings(data, cosines)
+    top1, top5 = ranking(data, cosines)
     print(
         f"ranking: the situation is the best matcher for {top1:.3f} of the task prompts, "
         f"among the {SHOWN} best for {top5:.3f}"
@@ -135,9 +134,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             embedder = SentenceTransformersEmbedder(
                 args.sentence_transformers, args.query_prefix, args.passage_prefix
             )
-        labelled = firing.background()
-        background = np.stack([embedder.embed_query(text) for _, text in labelled])
-        axis = firing.intent_axis(background, [label for label, _ in labelled])
+        background, axis = shipped_axis(embedder)
         print(f"model {embedder.model_id}")
         for folder in args.data or SETS:
             data = embed_set(embedder, folder)  # type: ignore[arg-type]

@@ -6,8 +6,19 @@ bench/firing_models.py (which runs the same rules on another embedding model).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Protocol
+
 import numpy as np
 from firing_measures import SHOWN, Figures, FiringSet, Matrix, Rule, calibrate
+from thatch.decisions import firing
+
+
+class QueryEmbedder(Protocol):
+    """Anything that embeds a prompt query-side: thatch's embedder or a bench stand-in."""
+
+    embed_query: Callable[[str], Matrix]
+
 
 #: The intent weights and margins of the grid the shipped rule is chosen from.
 WEIGHTS = (0.5, 1.0, 1.5, 2.0)
@@ -71,25 +82,42 @@ def rules(data: FiringSet, axis: Matrix, background: Matrix) -> list[Rule]:
     return found
 
 
-def ceilings(data: FiringSet, cosines: Matrix) -> tuple[float, float, list[tuple[str, Figures]]]:
+def ranking(data: FiringSet, cosines: Matrix) -> tuple[float, float]:
     """What the model's ranking allows, whatever rule decides which prompts fire.
 
     The share of task prompts whose situation is the first, and among the
-    first five, of all matchers by cosine; and two oracles at their best
-    threshold: one that knows every unrelated question (it never fires), one
-    that knows every unrelated prompt. No rule that shows the best fired
-    matchers by cosine (as :func:`measure` and the engine do) does better
-    than the second.
+    first five, of all matchers by cosine.
     """
     tasks = np.flatnonzero(data.kinds == "task")
     expected = cosines[tasks, data.expect[tasks]]
     above = (cosines[tasks] > expected[:, None]).sum(axis=1)
+    return float(np.mean(above == 0)), float(np.mean(above < SHOWN))
+
+
+def oracles(data: FiringSet, cosines: Matrix) -> list[tuple[str, Figures]]:
+    """Two oracles at their best threshold, plain cosine otherwise.
+
+    One knows every unrelated question (it never fires), one every unrelated
+    prompt. No rule that shows the best fired matchers by cosine (as
+    :func:`measure` and the engine do) does better than the second.
+    """
     silenced = {
         "oracle: no unrelated question fires": data.kinds == "unrelated",
         "oracle: no unrelated prompt fires": np.char.startswith(data.kinds, "unrelated"),
     }
-    oracles = []
+    found = []
     for name, rows in silenced.items():
         score = np.where(rows[:, None], -np.inf, cosines).astype(np.float32)
-        oracles.append((name, calibrate(data, cosines, Rule(name, score))))
-    return float(np.mean(above == 0)), float(np.mean(above < SHOWN)), oracles
+        found.append((name, calibrate(data, cosines, Rule(name, score))))
+    return found
+
+
+def shipped_axis(embedder: QueryEmbedder) -> tuple[Matrix, Matrix]:
+    """The shipped background prompts embedded, and the intent axis fitted on them.
+
+    What calibrating a model does (thatch.decisions.firing), for whichever
+    model ``embedder`` runs.
+    """
+    labelled = firing.background()
+    background = np.stack([embedder.embed_query(text) for _, text in labelled])
+    return background, firing.intent_axis(background, [label for label, _ in labelled])

@@ -98,7 +98,7 @@ from firing_measures import (
     measure,
     row,
 )
-from firing_rules import MARGINS, WEIGHTS, ceilings, rules
+from firing_rules import MARGINS, WEIGHTS, oracles, ranking, rules, shipped_axis
 from thatch.decisions import firing
 from thatch.decisions.engine import DecisionModel, ScoreSettings
 
@@ -209,14 +209,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         th = stack.enter_context(thatch.open(home=home))
         embedder = CachedEmbedder(th.embedder)
         data = embed_set(embedder, args.data)
-        labelled = firing.background()
-        background = np.stack([embedder.embed_query(text) for _, text in labelled])
-        axis = firing.intent_axis(background, [label for label, _ in labelled])
+        background, axis = shipped_axis(embedder)
         counts = {kind: int(np.sum(data.kinds == kind)) for kind in dict.fromkeys(data.kinds)}
         print(
             f"model {embedder.model_id}; {len(data.situations)} preferences; prompts "
             + ", ".join(f"{n} {kind}" for kind, n in counts.items())
-            + f"; background {len(labelled)} prompts\n"
+            + f"; background {len(background)} prompts\n"
         )
         cosines = data.queries @ data.matchers.T
         tried = rules(data, axis, background)
@@ -230,13 +228,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         for rule in tried:
             points[rule.name] = (rule, calibrate(data, cosines, rule))
             print(row(rule.name, points[rule.name][1]))
-        top1, top5, oracles = ceilings(data, cosines)
+        top1, top5 = ranking(data, cosines)
         print(
             f"\nwhat the model's ranking allows: the situation is the best matcher by cosine "
             f"for {top1:.3f} of the task prompts, among the {SHOWN} best for {top5:.3f}"
         )
         print(HEADER)
-        for name, point in oracles:
+        for name, point in oracles(data, cosines):
             print(row(name, point))
         weight, margin, chosen = choose(points)
         print(

@@ -93,7 +93,10 @@ def test_prefixes_reach_the_model_and_vectors_are_float32(
 
 
 def tiny_set(script: ModuleType, unrelated_near: bool) -> object:
-    """Two situations, a task prompt on each, two unrelated prompts; 8-d one-hot vectors."""
+    """Two situations, a task prompt on each, two unrelated prompts; 8-d one-hot vectors.
+
+    ``script`` is asked for so that bench/ is on the path for firing_measures.
+    """
     from firing_measures import FiringSet
 
     eye = np.eye(8, dtype=np.float32)
