@@ -98,6 +98,9 @@ def test_a_bare_thatch_the_harness_cannot_find_is_flagged_once(
     ]
     (check,) = unfound  # the MCP server and the hooks share the cause: reported once
     assert check["name"] == "Claude Code setup (project)"
+    # Every hook and the MCP server would fail to start: a failure, not a warning.
+    assert check["status"] == "fail"
+    assert completed.returncode == 1
     assert ".mcp.json" in check["detail"]
     assert "settings.json" in check["detail"]
     assert "setup --claude --project" in check["fix"]

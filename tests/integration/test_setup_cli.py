@@ -65,6 +65,18 @@ def test_setup_without_a_choice_in_a_script_says_how(thatch: Runner, project: Pa
     assert "thatch setup --claude --cursor --example --opencode" in completed.stderr
 
 
+def test_uninstall_without_a_choice_names_the_uninstall_flags(
+    thatch: Runner, project: Path
+) -> None:
+    for extra in ((), ("--yes",)):  # --yes never guesses what to remove
+        completed = thatch("setup", "--uninstall", *extra, cwd=project, check=False)
+        assert completed.returncode == 2
+        assert "thatch setup --uninstall --claude --cursor --example --opencode" in (
+            completed.stderr
+        )
+        assert "to set up:" not in completed.stderr
+
+
 def test_a_missing_project_folder_is_named(thatch: Runner, tmp_path: Path) -> None:
     completed = thatch("setup", "--cursor", "--project", str(tmp_path / "nope"), check=False)
     assert completed.returncode == 2

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
 
+import pytest
 import thatch_sqlite.plugin
 from starlette.testclient import TestClient
 from thatch.api import Thatch
@@ -118,10 +119,17 @@ def test_duplicate_pairs_are_reviewed_from_the_report(
     assert th.hygiene().duplicates == ()
 
 
-def test_a_stale_span_out_of_range_is_named(client: TestClient) -> None:
-    answer = client.get("/hygiene", params={"days": "0"})
+@pytest.mark.parametrize("days", ["0", "-5", "abc", "1.5", "9" * 40])
+def test_a_stale_span_that_is_no_usable_number_is_named(client: TestClient, days: str) -> None:
+    answer = client.get("/hygiene", params={"days": days})
     assert answer.status_code == 400
     assert "from 1 to" in answer.text
+
+
+def test_no_stale_span_given_is_the_default(client: TestClient) -> None:
+    answer = client.get("/hygiene", params={"days": ""})
+    assert answer.status_code == 200
+    assert 'value="90"' in answer.text
 
 
 def test_a_memory_of_a_deleted_branch_is_reported_orphaned(

@@ -266,6 +266,22 @@ def test_a_strict_file_with_comments_is_refused_and_nothing_is_written(setup: Se
     assert not setup.state.exists()
 
 
+def test_a_broken_strict_file_gets_the_strict_fix(setup: Setup) -> None:
+    # The general fix allows comments, which the strict reader then refuses.
+    settings = setup.project / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{\n  "hooks": {\n    "Stop": []\n  \n')
+    before = tree(setup.project)
+    with pytest.raises(InvalidInputError) as caught:
+        setup.run([strict(change) for change in setup.changes()])
+    message = str(caught.value)
+    assert message.startswith(f"{settings} line 2 column 12: ")
+    assert "never closed" in message
+    assert "strict JSON: Claude Code ignores a file with comments" in message
+    assert "comments and trailing commas allowed" not in message
+    assert tree(setup.project) == before
+
+
 def test_the_same_file_without_strictness_is_edited_around_its_comments(setup: Setup) -> None:
     settings = setup.project / ".claude" / "settings.json"
     settings.parent.mkdir()

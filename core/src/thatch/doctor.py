@@ -128,13 +128,37 @@ def _harness_checks(home: str | None, project: Path) -> Iterator[Check]:
             )
             problems = [p for p in target.problems(context) if p not in seen]
             seen.update(problems)
+            unstartable = _unstartable(install)
             for problem in problems:
                 detail, _, fix = problem.partition("; fix: ")
-                yield Check(name, "warn", detail, fix)
+                # A command the harness cannot start at all is no mere warning:
+                # every hook and the MCP server fail with it.
+                failing = any(phrase in detail for phrase in unstartable)
+                yield Check(name, "fail" if failing else "warn", detail, fix)
             if not problems:
                 yield Check(name, "ok", f"set up: {_files(target.config_files(context))}")
         # A program the plugin already reported as not found is not run again.
         yield from _launch_checks(title, install, seen, skip_unfound=target is not None)
+
+
+def _launches(install: Any) -> list[Any]:
+    """Each way the installation's config starts thatch."""
+    from thatch.setup import probe
+
+    values = [
+        value
+        for record in install.files
+        for value in [*(e.value for e in record.entries), *(i.item for i in record.items)]
+    ]
+    return list(probe.launches(values))
+
+
+def _unstartable(install: Any) -> set[str]:
+    """Why a harness cannot start the installation's programs, as the plugins phrase it."""
+    from thatch.plugin import launcher
+
+    found = (launcher.program_problem(launch.program) for launch in _launches(install))
+    return {problem for problem in found if problem is not None}
 
 
 def _launch_checks(
@@ -144,12 +168,7 @@ def _launch_checks(
     from thatch.plugin import launcher
     from thatch.setup import probe
 
-    values = [
-        value
-        for record in install.files
-        for value in [*(e.value for e in record.entries), *(i.item for i in record.items)]
-    ]
-    for launch in probe.launches(values):
+    for launch in _launches(install):
         if skip_unfound and launcher.program_problem(launch.program) is not None:
             continue
         failure = probe.problem(launch)

@@ -111,7 +111,9 @@ def _check_folder(folder: str) -> None:
         raise UnsafeSocketError(
             f"{folder} can be written by other users (mode {stat.S_IMODE(info.st_mode):o}), "
             f"so the daemon's socket in it may be theirs; nothing was sent to it. "
-            f"Run 'chmod 700 {folder}'"
+            # Not chmod: that would keep a socket another user already put there.
+            f"Stop the daemon ('thatch daemon stop'), then remove {folder} "
+            "(the daemon makes it again, private)"
         )
 
 

@@ -75,7 +75,13 @@ def setup(args: argparse.Namespace) -> int:
         chosen = _choose(targets, args, config)
     if not chosen:
         _show_status(_status(targets, args, config))
-        if targets:
+        if targets and args.uninstall:
+            # --yes never picks what to remove, so the hint names the flags.
+            note(
+                "\nname the harnesses to remove (--yes does not choose them): "
+                f"thatch setup --uninstall {_flags(targets)}"
+            )
+        elif targets:
             note(f"\nname the harnesses to set up: thatch setup {_flags(targets)}")
         return NEEDS_CHOICE
     if not args.json and not args.uninstall and not asking:

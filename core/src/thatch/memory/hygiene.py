@@ -13,7 +13,7 @@ STALE_DAYS = 90
 MAX_STALE_DAYS = 36_500
 
 
-def check_stale_days(days: int) -> int:
+def check_stale_days(days: object) -> int:
     """Return ``days`` if it is a usable staleness span; raise a clear error otherwise."""
     if isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= MAX_STALE_DAYS:
         raise InvalidInputError(

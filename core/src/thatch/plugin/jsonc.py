@@ -51,7 +51,22 @@ class JsoncError(InvalidInputError):
         self.source = source
         self.line = _line(text, pos)
         self.column = pos - (text.rfind("\n", 0, pos) + 1) + 1
-        super().__init__(f"{source} line {self.line} column {self.column}: {problem}; {_FIX}")
+        self.problem = problem
+        super().__init__(f"{self._where()}; {_FIX}")
+
+    def for_strict_reader(self, reader: str) -> InvalidInputError:
+        """The same error for a file ``reader`` takes as strict JSON.
+
+        The general fix invites comments and trailing commas, which such a
+        reader ignores the file for; this one says so instead.
+        """
+        return InvalidInputError(
+            f"{self._where()}; fix the file (strict JSON: {reader} ignores a file with "
+            "comments or trailing commas) or move it away, then run thatch setup again"
+        )
+
+    def _where(self) -> str:
+        return f"{self.source} line {self.line} column {self.column}: {self.problem}"
 
 
 @attrs.frozen

@@ -175,7 +175,7 @@ def _plan_json(
 ) -> FileEdit:
     source = str(path)
     text = current.text or ""
-    jsonc.parse(text, source)  # refuse a broken file before anything else
+    _refuse_broken(text, source, changes)
     _refuse_lenient(text, source, changes)
     created: list[KeyPath] = list(before.created_keys) if before else []
     old_entries = {record.keys: record for record in before.entries} if before else {}
@@ -238,18 +238,34 @@ def _plan_json(
     )
 
 
+def _strict_readers(changes: list[Change]) -> list[str]:
+    """The harnesses that read the file of ``changes`` as strict JSON."""
+    return [
+        change.strict_for
+        for change in changes
+        if isinstance(change, JsonEntry | JsonListItem | RetiredItem | RetiredEntry)
+        and change.strict_for
+    ]
+
+
+def _refuse_broken(text: str, source: str, changes: list[Change]) -> None:
+    """Refuse a file that does not parse, before anything else is planned."""
+    try:
+        jsonc.parse(text, source)
+    except jsonc.JsoncError as error:
+        readers = _strict_readers(changes)
+        if readers:
+            raise error.for_strict_reader(readers[0]) from None
+        raise
+
+
 def _refuse_lenient(text: str, source: str, changes: list[Change]) -> None:
     """Refuse to edit a file its reader ignores for its comments or trailing commas.
 
     Editing it would report success while the harness still reads nothing
     from it, thatch's entries and the user's own alike.
     """
-    readers = [
-        change.strict_for
-        for change in changes
-        if isinstance(change, JsonEntry | JsonListItem | RetiredItem | RetiredEntry)
-        and change.strict_for
-    ]
+    readers = _strict_readers(changes)
     found = jsonc.leniencies(text, source) if readers else []
     if found:
         raise jsonc.StrictJsonError(source, found, readers[0])

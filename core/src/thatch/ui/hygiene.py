@@ -10,7 +10,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from thatch.memory.duplicates import pair_key
-from thatch.memory.hygiene import STALE_DAYS
+from thatch.memory.hygiene import STALE_DAYS, check_stale_days
 from thatch.ui.context import ALL_STORES, UiContext
 from thatch.ui.duplicates import Pair
 
@@ -39,9 +39,7 @@ async def hygiene(request: Request) -> Response:
     """``GET /hygiene?store=S&days=N``."""
     ui: UiContext = request.app.state.ui
     store = request.query_params.get("store", ALL_STORES) or ALL_STORES
-    given = request.query_params.get("days", "")
-    # A bad number reaches the API, whose error names the allowed range.
-    days = int(given) if given.lstrip("-").isdigit() else STALE_DAYS
+    days = _days(request.query_params.get("days", ""))
     found = await ui.call(report_of, ui.th, store, days)
     stores = await ui.call(ui.th.known_stores)
     return ui.page(
@@ -52,3 +50,17 @@ async def hygiene(request: Request) -> Response:
         found=found,
         back="/hygiene?" + urlencode({"store": store, "days": days}),
     )
+
+
+def _days(given: str) -> int:
+    """The staleness span a query asks for; none given is the default.
+
+    Anything else that is not a whole number in range (``abc``, ``1.5``,
+    ``0``) gets the API's own error, which names the range, as a 400.
+    """
+    if not given:
+        return STALE_DAYS
+    try:
+        return check_stale_days(int(given))
+    except ValueError:
+        return check_stale_days(given)
