@@ -170,6 +170,142 @@ def test_the_live_answer_and_the_replay_of_one_event_record_it_once(
     assert state.prompts == 1
 
 
+# -- a live event is answered after the events spooled before it --------------------
+def test_catch_up_replays_only_the_files_spooled_before_the_live_event(tmp_path: Path) -> None:
+    for event_id, stamp in (("b", 2_000_000_000), ("a", 1_000_000_000), ("late", 5_000_000_000)):
+        put(tmp_path, event_id, stamp)
+    spool = Spool(str(tmp_path))
+    seen: list[str] = []
+    # A live event received at t = 3 s: a and b came before it, "late" after.
+    assert spool.catch_up(3.0, lambda request: seen.append(request["event_id"])) == 2
+    assert seen == ["a", "b"]
+    assert os.listdir(tmp_path) == [spool_name("late", 5_000_000_000)]
+
+
+def test_catch_up_leaves_a_file_its_hook_holds(tmp_path: Path) -> None:
+    from thatch.hookcmd import spool as hook_spool
+
+    held = hook_spool.write_held(str(tmp_path), {"event_id": "held"})
+    try:
+        seen: list[str] = []
+        spool = Spool(str(tmp_path))
+        assert spool.catch_up(time.time() + 60, lambda r: seen.append(r["event_id"])) == 0
+        assert seen == []
+    finally:
+        held.release(taken=False)
+
+
+def test_catch_up_stops_after_its_time_and_leaves_the_rest_to_the_loop(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    for n in range(5):
+        put(tmp_path, f"e{n}", n + 1)
+    spool = Spool(str(tmp_path))
+    seen: list[str] = []
+
+    def slow(request: dict[str, Any]) -> None:
+        seen.append(request["event_id"])
+        time.sleep(0.1)
+
+    with caplog.at_level(logging.INFO, logger="thatch"):
+        done = spool.catch_up(time.time(), slow, seconds=0.15)
+    assert done == len(seen) == 2
+    assert "answering a live event first" in caplog.text
+    assert spool.backlog() == 3
+    assert spool.replay(slow) == 3
+
+
+def test_a_live_event_waits_for_the_file_the_loop_is_replaying(tmp_path: Path) -> None:
+    put(tmp_path, "first", 1)
+    put(tmp_path, "second", 2)
+    spool = Spool(str(tmp_path))
+    recorded: list[str] = []
+    in_first = threading.Event()
+    go_on = threading.Event()
+
+    def loop_handle(request: dict[str, Any]) -> None:
+        if request["event_id"] == "first":
+            in_first.set()
+            assert go_on.wait(10)
+        recorded.append(request["event_id"])
+
+    loop = threading.Thread(target=spool.replay, args=(loop_handle,))
+    loop.start()
+    assert in_first.wait(10)
+    caught_up: list[int] = []
+    live = threading.Thread(
+        target=lambda: caught_up.append(spool.catch_up(time.time(), loop_handle))
+    )
+    live.start()
+    time.sleep(0.1)
+    assert caught_up == []  # waits while "first" is being recorded, not past it
+    go_on.set()
+    live.join(10)
+    loop.join(10)
+    assert sorted(recorded) == ["first", "second"]  # each once, by one or the other
+    assert caught_up
+    assert recorded.index("first") == 0
+    assert os.listdir(tmp_path) == []
+
+
+def test_the_handlers_replay_older_events_before_a_live_hook_event(
+    runtimes: Any, tmp_path: Path
+) -> None:
+    from daemon_hooks import payload, request
+
+    app = runtimes(thatch_claude.plugin)
+    order: list[str] = []
+    handlers = Handlers(
+        app,
+        stop=lambda: None,
+        spool_backlog=lambda: 0,
+        catch_up=lambda live: order.append(f"catch up before {live['event_id']}"),
+    )
+    sent = request(
+        "flush-tools", payload("user_prompt_submit", tmp_path, session="s-live"), op="hook"
+    )
+    assert handlers(sent)["ok"] is True
+    assert order == [f"catch up before {sent['event_id']}"]
+    state = app.sessions.state("s-live")
+    assert state is not None
+    assert state.prompts == 1
+    handlers({"op": "ping"})
+    assert len(order) == 1  # only hook events wait for the spool
+
+
+def test_a_failing_catch_up_does_not_fail_the_live_event(
+    runtimes: Any, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from daemon_hooks import payload, request
+
+    def broken(live: dict[str, Any]) -> None:
+        raise OSError("spool gone")
+
+    app = runtimes(thatch_claude.plugin)
+    handlers = Handlers(app, stop=lambda: None, spool_backlog=lambda: 0, catch_up=broken)
+    sent = request(
+        "flush-tools", payload("user_prompt_submit", tmp_path, session="s-live"), op="hook"
+    )
+    with caplog.at_level(logging.ERROR, logger="thatch"):
+        assert handlers(sent)["ok"] is True
+    assert "older than a live hook event failed" in caplog.text
+
+
+def test_the_daemon_catches_up_with_the_spool_before_a_prompt(
+    runtimes: Any, tmp_path: Path
+) -> None:
+    from daemon_hooks import payload, request
+
+    app = runtimes(thatch_claude.plugin)
+    spool = Spool(str(tmp_path / "spool"))
+    batch = request("buffer-batch", payload("post_tool_batch", tmp_path, session="s-order"))
+    put(tmp_path / "spool", batch["event_id"], time.time_ns(), wire.encode(batch))
+    prompt = request("flush-tools", payload("user_prompt_submit", tmp_path, session="s-order"))
+    prompt["received_at"] = time.time() + 1
+    assert lifecycle._catch_up(app, spool, prompt) == 1
+    assert len(app.sessions.pending("s-order")) == 3
+
+
 def batch_request(project: Path, session: str, calls: int = 20, bad: int = 7) -> dict[str, Any]:
     """``buffer-batch`` with ``calls`` tool calls, call ``bad`` holding half an emoji."""
     from daemon_hooks import payload, request

@@ -149,6 +149,13 @@ def test_secrets_in_tool_output_and_input_are_redacted(secret: str) -> None:
     assert item.tool_response.endswith("\ndone")
 
 
+@pytest.mark.parametrize("secret", [AWS_KEY_ID, GITHUB_TOKEN], ids=["aws", "github"])
+def test_a_secret_in_a_tool_name_is_redacted(secret: str) -> None:
+    (item,) = interactions_from(tool_event(ToolCall(name=f"Bash-{secret}", input={})), CLAUDE)
+    assert secret not in item.tool_name
+    assert item.tool_name.startswith("Bash-[REDACTED:")
+
+
 def test_a_secret_in_the_tail_of_a_huge_output_is_redacted() -> None:
     huge = "line of build output\n" * 400_000 + f"token {GITHUB_TOKEN}\nfinished"
     (item,) = interactions_from(tool_event(ToolCall(name="Bash", response=huge)))

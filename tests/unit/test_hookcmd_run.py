@@ -832,3 +832,127 @@ def test_the_cap_passing_after_the_run_while_the_stand_in_is_chosen_is_not_a_tra
     (line,) = harness.log_lines()
     assert "event spooled as" in line
     assert exits == []
+
+
+# -- the spooled copy of an event the daemon did not take is redacted ------------------
+# Built by concatenation so the repository holds no string that looks like a live key.
+AWS_KEY = "AKIA" + "IOSFODNN7EXAMPLE"
+GITHUB_TOKEN = "ghp_" + "ZyXwVuTsRqZyXwVuTsRqZyXwVuTsRqpOnMlK"
+SECRET_PAYLOAD = json.dumps(
+    {
+        "session_id": "s1",
+        "tool_name": "Bash",
+        "tool_response": {"stdout": f"AWS_KEY={AWS_KEY} GITHUB={GITHUB_TOKEN}"},
+    }
+).encode()
+
+
+def spool_text(harness: Harness) -> str:
+    (path,) = sorted(Path(harness.located.spool_dir).glob("*.json"))
+    return path.read_text()
+
+
+@pytest.mark.parametrize(
+    "daemon",
+    [
+        "none",
+        "error answer",
+        "hung",
+    ],
+)
+def test_the_spooled_copy_left_for_a_replay_holds_no_secret(harness: Harness, daemon: str) -> None:
+    harness.env[autostart.NO_AUTOSTART_VAR] = "1"
+    harness.env["THATCH_HOOK_TIMEOUT_MS"] = "150"
+    fake = None
+    if daemon == "error answer":
+        harness.daemon(lambda request: {"ok": False, "error": "storage is locked"})
+    elif daemon == "hung":
+        fake = harness.daemon(lambda request: None)
+    harness.run(HookArgs("hook", "claude", "PostToolUse"), stdin=SECRET_PAYLOAD)
+    if fake is not None:
+        fake.release.set()
+    text = spool_text(harness)
+    assert AWS_KEY not in text
+    assert GITHUB_TOKEN not in text
+    (request,) = harness.spooled()
+    assert request["payload"]["tool_response"]["stdout"] == (
+        "AWS_KEY=[REDACTED:aws-access-key-id] GITHUB=[REDACTED:github-token]"
+    )
+    assert (request["command"], request["harness"], request["event"]) == (
+        "hook",
+        "claude",
+        "PostToolUse",
+    )
+    (path,) = Path(harness.located.spool_dir).iterdir()
+    assert path.name.endswith(f"-{request['event_id']}.json")
+    assert spool_locked(harness) == [False]  # left for the replay
+    (line,) = harness.log_lines()
+    assert "texts of the spooled copy redacted" in line
+
+
+def test_the_spooled_copy_is_not_rewritten_when_nothing_in_it_is_secret(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    harness.env[autostart.NO_AUTOSTART_VAR] = "1"
+    harness.run(HookArgs("buffer-tool"))
+    (line,) = harness.log_lines()
+    assert "redacted" not in line
+    assert [request["payload"] for request in harness.spooled()] == [{"session_id": "s1"}]
+
+
+def test_an_event_the_daemon_takes_is_never_redacted_by_the_hook(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from thatch.redact import payload as redact_payload
+
+    calls: list[object] = []
+    monkeypatch.setattr(redact_payload, "redacted_request", lambda r: calls.append(r))
+    harness.daemon(echo)
+    assert harness.run(HookArgs("buffer-tool"), stdin=SECRET_PAYLOAD) == "seen s1\n"
+    assert calls == []  # the usual path: the daemon redacts, the hook never loads the redactor
+    assert harness.spooled() == []
+
+
+def test_a_redaction_that_fails_leaves_the_event_spooled_and_says_so(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from thatch.redact import payload as redact_payload
+
+    def broken(request: object) -> object:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(redact_payload, "redacted_request", broken)
+    harness.env[autostart.NO_AUTOSTART_VAR] = "1"
+    harness.run(HookArgs("buffer-tool"), stdin=SECRET_PAYLOAD)
+    assert len(harness.spooled()) == 1
+    assert spool_locked(harness) == [False]
+    (line,) = harness.log_lines()
+    assert "could not be redacted (RuntimeError: boom)" in line
+
+
+def test_spool_only_keeps_the_event_without_asking_the_daemon(harness: Harness) -> None:
+    fake = harness.daemon(echo)
+    status = run_hook_with_stdin(harness, HookArgs("flush-tools"), spool_only="bad arguments")
+    assert status == ""  # no stand-in answer either: what the line asked for is unknown
+    assert fake.requests == []
+    assert [request["command"] for request in harness.spooled()] == ["flush-tools"]
+    (line,) = harness.log_lines()
+    assert "bad arguments" in line
+    assert harness.spawned == []  # a daemon listens: it replays the file
+
+
+def run_hook_with_stdin(harness: Harness, args: HookArgs, **options: Any) -> str:
+    in_read, in_write = os.pipe()
+    out_read, out_write = os.pipe()
+    try:
+        os.write(in_write, b'{"session_id": "s1"}')
+        os.close(in_write)
+        assert (
+            run_hook(args, stdin_fd=in_read, stdout_fd=out_write, environ=harness.env, **options)
+            == 0
+        )
+        os.close(out_write)
+        return os.read(out_read, 65536).decode()
+    finally:
+        os.close(in_read)
+        os.close(out_read)

@@ -126,3 +126,30 @@ def test_a_failed_held_write_leaves_nothing(
     with pytest.raises(KeyboardInterrupt):
         spool.write_held(str(tmp_path), message("x"))
     assert os.listdir(tmp_path) == []
+
+
+def test_a_held_event_rewritten_stays_held_under_its_name_and_holds_the_new_request(
+    tmp_path: Path,
+) -> None:
+    held = spool.write_held(str(tmp_path), message("abc"))
+    path = Path(held.path)
+    before = os.stat(path).st_ino
+    opened_before = os.open(path, os.O_RDONLY)  # as a replay that opened it meanwhile
+    try:
+        changed = {**message("abc"), "payload": {"prompt": "[REDACTED:github-token]"}}
+        held.rewrite(changed)
+        assert held.holding
+        assert os.listdir(tmp_path) == [path.name]  # no .tmp left, the same name
+        assert os.stat(path).st_ino != before  # replaced by a rename, not written over
+        assert path.read_bytes() == wire.encode(changed) == held.data
+        assert locked(path)  # never unlocked between the two files
+        # The replay that opened the old file finds it unlinked.
+        assert os.fstat(opened_before).st_nlink == 0
+    finally:
+        os.close(opened_before)
+    held.release(taken=False)
+    assert not held.holding
+    assert not locked(path)
+    assert wire.decode(path.read_bytes()) == changed
+    held.rewrite(message("abc"))  # released already: nothing more happens
+    assert wire.decode(path.read_bytes()) == changed

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     import argparse
     from collections.abc import Callable, Sequence
 
+    from thatch.hookcmd.args import HookArgs
     from thatch.plugin.errors import ThatchError
 
 
@@ -51,6 +52,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _ignore_stray_hook(words, f"the plugins could not be loaded: {exc}")
     if not _attended() and _unknown_command(words, parser) is not None:
         return _ignore_stray_hook(words)
+    if not _attended() and _hook_command(words) is not None:
+        hook_args = _parse_hook_line(words, parser)
+        if hook_args is None:
+            return 0
+        return _run(lambda: int(hook_args.run(hook_args) or 0))
     args = parse_arguments(words, parser)
     return _run(lambda: int(args.run(args) or 0))
 
@@ -94,6 +100,105 @@ def _ignore_stray_hook(words: Sequence[str], why: str = "") -> int:
     return 0
 
 
+def _hook_command(words: Sequence[str]) -> str | None:
+    """The hook command ``words`` run (``hook``, ``reminder``, ...), or None."""
+    from thatch.hookcmd import HOOK_COMMANDS
+    from thatch.plugin.launcher import subcommand
+
+    command = subcommand(words)
+    return command if command in HOOK_COMMANDS else None
+
+
+def _parse_hook_line(
+    words: Sequence[str], parser: argparse.ArgumentParser
+) -> argparse.Namespace | None:
+    """``words`` parsed, or None once an argument error was answered as a hook must be.
+
+    The hook fast path left these words to argparse (an option it does not
+    know, a missing or extra argument: a hook written by a newer setup, run
+    by an older thatch). A harness takes exit 2 as "block this prompt", so
+    argparse's usage error becomes one note on stderr and exit 0, and the
+    event is spooled as the words name it (see :func:`_keep_hook_event`).
+    """
+    import io
+
+    from thatch.cli.parser import parse_arguments
+
+    saved, sys.stderr = sys.stderr, io.StringIO()
+    try:
+        return parse_arguments(words, parser)
+    except SystemExit as exc:
+        said = sys.stderr.getvalue()
+        sys.stderr = saved
+        if exc.code in (0, None):
+            sys.stderr.write(said)
+            raise
+        lines = [line for line in said.splitlines() if line.strip()]
+        error = lines[-1].partition("error: ")[2] if lines else f"exit status {exc.code}"
+        _keep_hook_event(words, error or lines[-1])
+        return None
+    finally:
+        sys.stderr = saved
+
+
+def _keep_hook_event(words: Sequence[str], error: str) -> None:
+    """Answer a hook command argparse refused: one note on stderr and the log, exit 0.
+
+    When the words still name the event (the command, and for ``hook`` its
+    harness and event, the first words that are not options), its payload
+    is read and spooled, not sent: the daemon records it when it replays
+    the spool (tool calls queued, the prompt counted), but nothing is
+    printed, since what the words that could not be parsed asked for is not
+    known. Otherwise (``thatch hook`` alone) there is no event to record
+    and stdin is not read; the note says so.
+    """
+    import os
+    import shlex
+
+    from thatch import logfile, rundir
+
+    line = shlex.join(["thatch", *words])
+    args = _lenient_hook_args(words)
+    head = (
+        f"ignored the arguments of `{line}` ({error}): a hook written by a newer setup? "
+        "run thatch setup to rewrite it"
+    )
+    if args is None:
+        note = f"{head}; the payload was not read (the command does not name its harness and event)"
+        print(f"thatch: {note}", file=sys.stderr)
+        logfile.append(rundir.locate(os.environ, home=_home_of(words)).log_path, "hook", note)
+        return
+    note = f"{head}; the event was spooled for the daemon, not answered"
+    print(f"thatch: {note}", file=sys.stderr)
+    from thatch.hookcmd.command import run_hook
+
+    run_hook(args, spool_only=note)
+
+
+def _lenient_hook_args(words: Sequence[str]) -> HookArgs | None:
+    """The hook command, harness and event ``words`` name, unknown options aside; None if
+    a positional argument is missing."""
+    from thatch.hookcmd import HOOK_COMMANDS, HookArgs
+
+    positionals: list[str] = []
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+        elif word == "--home":
+            skip = True
+        elif not word.startswith("-") or word == "-":
+            positionals.append(word)
+    if not positionals or positionals[0] not in HOOK_COMMANDS:
+        return None
+    command, rest = positionals[0], positionals[1:]
+    wanted = HOOK_COMMANDS[command]
+    if len(rest) < wanted:
+        return None
+    harness, event = (rest[0], rest[1]) if wanted else (None, None)
+    return HookArgs(command, harness, event, _home_of(words), json="--json" in words)
+
+
 def _home_of(words: Sequence[str]) -> str | None:
     for index, word in enumerate(words):
         if word == "--home" and index + 1 < len(words):
@@ -118,6 +223,9 @@ def console_main() -> None:
     # Before anything is created: the libraries' files too (the model cache) stay ours.
     tighten_umask()
 
+    if sys.stdin is None or sys.stdout is None or sys.stderr is None:
+        # Python found one of them closed (``thatch hook ... >&-``).
+        _fill_closed_streams()
     argv = sys.argv[1:]
     status = hook_main(argv)
     if status is not None:
@@ -141,12 +249,46 @@ def _end_hook(status: int) -> None:
         # Not contextlib.suppress: a hook command does not import contextlib.
         try:  # noqa: SIM105
             stream.flush()
-        except (OSError, ValueError):
-            pass  # a closed or broken pipe: the harness has gone, nothing to keep
+        except (OSError, ValueError, AttributeError):
+            # A closed or broken pipe: the harness has gone, nothing to keep.
+            # AttributeError: a stream Python found closed at start is None.
+            pass
     logging = sys.modules.get("logging")
     if logging is not None:
         logging.shutdown()
     os._exit(status)
+
+
+def _fill_closed_streams() -> None:
+    """Put ``/dev/null`` on whichever of file descriptors 0, 1 and 2 is closed.
+
+    Otherwise the next file opened (the spool file, the log) takes that
+    number, and the hook's answer written to "stdout" would land in it. A
+    stream Python left as None becomes one on ``/dev/null``: ``print(...,
+    file=sys.stderr)`` with None would write to stdout, the agent's context.
+    Only called when a stream is None, so the usual hook pays nothing.
+    """
+    import os
+
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+            continue
+        except OSError:
+            pass
+        try:
+            null = os.open(os.devnull, os.O_RDWR)
+        except OSError:
+            return
+        if null != fd:
+            os.dup2(null, fd)
+            os.close(null)
+    if sys.stdin is None:
+        sys.stdin = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115
+    if sys.stdout is None:
+        sys.stdout = open(1, "w", encoding="utf-8", closefd=False)  # noqa: SIM115
+    if sys.stderr is None:
+        sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)  # noqa: SIM115
 
 
 def _mcp_main(argv: list[str]) -> int | None:

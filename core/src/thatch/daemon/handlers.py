@@ -35,8 +35,12 @@ class Handlers:
         stop: Callable[[], None],
         spool_backlog: Callable[[], int],
         spool_failed: Callable[[], int] | None = None,
+        catch_up: Callable[[dict[str, Any]], object] | None = None,
     ):
         self.app = app
+        #: Replays the events spooled before a live hook event, before it is handled
+        #: (see thatch.daemon.spool.Spool.catch_up).
+        self._catch_up = catch_up
         self._stop = stop
         self._spool_backlog = spool_backlog
         #: How many spooled requests could not be replayed (see Spool.failed).
@@ -104,6 +108,7 @@ class Handlers:
             return outdated
         op = request.get("op")
         if op == "hook":
+            self._replay_older(request)
             return {"ok": True, "output": handle_hook(self.app, request)}
         if op == "call":
             return self._call(request)
@@ -117,6 +122,15 @@ class Handlers:
             self._stop()
             return {"ok": True}
         return {"ok": False, "error": f"unknown op {op!r}"}
+
+    def _replay_older(self, request: dict[str, Any]) -> None:
+        """The events spooled before this live one, replayed first; a failure only logged."""
+        if self._catch_up is None:
+            return
+        try:
+            self._catch_up(request)
+        except Exception:
+            log.exception("replaying the spooled events older than a live hook event failed")
 
     def _call(self, request: dict[str, Any]) -> dict[str, Any]:
         env = request.get("env") if isinstance(request.get("env"), dict) else {}

@@ -92,7 +92,11 @@ def _serve(home: str | None, env: Mapping[str, str], located: rundir.RunDir) -> 
     spool = Spool(located.spool_dir)
     stopping = threading.Event()
     handlers = Handlers(
-        app, stop=stopping.set, spool_backlog=spool.backlog, spool_failed=spool.failed
+        app,
+        stop=stopping.set,
+        spool_backlog=spool.backlog,
+        spool_failed=spool.failed,
+        catch_up=lambda request: _catch_up(app, spool, request),
     )
     bound = security.socket_to_bind(located)
     # Holding the lock makes any socket file left there a dead daemon's.
@@ -178,6 +182,13 @@ def _loop(app: Runtime, spool: Spool, listener: Listener, stopping: threading.Ev
         if idle_limit and steps.run("idle check", lambda: listener.idle_for() > idle_limit):
             log.info("idle for %.0f minutes; exiting", app.settings.idle_minutes)
             return
+
+
+def _catch_up(app: Runtime, spool: Spool, request: Mapping[str, object]) -> int:
+    """Replay the events spooled before ``request`` (a live hook event) arrived."""
+    received = request.get("received_at")
+    before = float(received) if isinstance(received, int | float) and received > 0 else time.time()
+    return spool.catch_up(before, lambda r: handle_hook(app, r, replay=True))
 
 
 def _purge(app: Runtime) -> None:

@@ -19,6 +19,16 @@ is taken. A file whose event was taken (or refused) but that cannot be
 removed (or renamed) is left alone until the daemon restarts; the event id
 makes taking it again then a no-op.
 
+A live hook event must not be answered before the events spooled ahead of
+it: after a cold start, or a daemon killed, a prompt would get no nudge for
+the tool calls of the batch spooled just before it. So before it handles a
+live event the daemon replays the files spooled before that event arrived
+(:meth:`Spool.catch_up`; the daemon's loop replays the rest every tick).
+One file is replayed at a time, under a lock the loop shares, so a live
+event waits for the file being replayed to be recorded, never for the whole
+spool; and the catch-up stops after :data:`CATCH_UP_SECONDS`, so a large
+spool slows one answer at most that much, and the loop replays what is left.
+
 What is left over is cleared once a minute: a ``.tmp`` file whose hook died
 while writing it, and ``.failed`` files (requests that could not be
 replayed, kept to diagnose them) past a week or past the newest
@@ -30,6 +40,7 @@ from __future__ import annotations
 import fcntl
 import logging
 import os
+import threading
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -52,6 +63,10 @@ MAX_FAILED = 100
 SWEEP_SECONDS = 60.0
 #: A problem that persists is logged again after this long.
 REPEAT_LOG_SECONDS = 300.0
+#: How long a live event waits at most for the older spooled events to be replayed.
+CATCH_UP_SECONDS = 2.0
+#: Digits of the time (ns) a spool file's name starts with.
+_STAMP_DIGITS = 20
 
 
 class Spool:
@@ -63,6 +78,8 @@ class Spool:
         self._settled: set[str] = set()
         self._next_sweep = 0.0
         self._problems = _Throttled(REPEAT_LOG_SECONDS)
+        #: One file replayed at a time: by the loop, or for a live event (catch_up).
+        self._lock = threading.Lock()
 
     def backlog(self) -> int:
         """How many spooled events wait."""
@@ -75,7 +92,8 @@ class Spool:
     def replay(self, handle: Callable[[dict[str, Any]], Any]) -> int:
         """Hand every spooled event to ``handle`` in arrival order; returns how many."""
         names = self._listing()
-        self._settled.intersection_update(names)
+        with self._lock:
+            self._settled.intersection_update(names)
         if time.monotonic() >= self._next_sweep:
             self._sweep(names)
             self._next_sweep = time.monotonic() + SWEEP_SECONDS
@@ -85,10 +103,50 @@ class Spool:
                 done += 1
         return done
 
+    def catch_up(
+        self,
+        before: float,
+        handle: Callable[[dict[str, Any]], Any],
+        seconds: float = CATCH_UP_SECONDS,
+    ) -> int:
+        """Replay the events spooled before ``before`` (a :func:`time.time`); returns how many.
+
+        Called before a live event is handled, so it is answered after the
+        events that came ahead of it. Stops after ``seconds``: the loop
+        replays the rest. A file its hook still holds is left to it, as
+        :meth:`replay` leaves it.
+        """
+        until = time.monotonic() + seconds
+        limit = int(before * 1e9)
+        done = 0
+        for name in self._waiting(self._listing()):
+            if _stamp(name) >= limit:
+                break  # in name order: every later file came after the live event
+            left = until - time.monotonic()
+            if left <= 0 or not self._lock.acquire(timeout=left):
+                log.info(
+                    "replaying spooled events took over %.1f s; answering a live event first",
+                    seconds,
+                )
+                break
+            try:
+                if self._replay_held_lock(name, handle):
+                    done += 1
+            finally:
+                self._lock.release()
+        return done
+
     def _waiting(self, names: Iterable[str]) -> list[str]:
-        return sorted(n for n in names if n.endswith(SUFFIX) and n not in self._settled)
+        with self._lock:
+            settled = set(self._settled)
+        return sorted(n for n in names if n.endswith(SUFFIX) and n not in settled)
 
     def _replay_file(self, name: str, handle: Callable[[dict[str, Any]], Any]) -> bool:
+        with self._lock:
+            return self._replay_held_lock(name, handle)
+
+    def _replay_held_lock(self, name: str, handle: Callable[[dict[str, Any]], Any]) -> bool:
+        """Replay one file; the caller holds ``self._lock``."""
         path = os.path.join(self.folder, name)
         try:
             fd = os.open(path, os.O_RDONLY)
@@ -205,6 +263,12 @@ class _Throttled:
     def warn(self, key: str, message: str, *args: Any) -> None:
         if self._throttle.due(key):
             log.warning(message, *args)
+
+
+def _stamp(name: str) -> int:
+    """The time (ns) a spool file's name starts with; 0 for a name not made by spool_name."""
+    head = name[:_STAMP_DIGITS]
+    return int(head) if head.isdigit() else 0
 
 
 def _read_all(fd: int) -> bytes:

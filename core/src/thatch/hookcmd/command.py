@@ -67,10 +67,20 @@ def run_hook(
     stdin_fd: int = 0,
     stdout_fd: int = 1,
     environ: Mapping[str, str] | None = None,
+    spool_only: str | None = None,
 ) -> int:
-    """Run ``args`` against the daemon; always returns 0, whatever happens."""
+    """Run ``args`` against the daemon; always returns 0, whatever happens.
+
+    ``spool_only``: why the event is only spooled, not sent nor answered
+    (its command line had arguments thatch does not know; see
+    :func:`thatch.cli._keep_hook_event`). The daemon replays it later; a
+    missing daemon is started as for any event it did not take.
+    """
     started = time.monotonic()
     hook = _HookRun(args, os.environ if environ is None else environ)
+    if spool_only is not None:
+        hook.spool_only = spool_only
+        hook.notes.append(spool_only)
     try:
         try:
             hook.run(started, stdin_fd, stdout_fd)
@@ -112,6 +122,8 @@ class _HookRun:
         self.finished = False
         self.closed = False
         self.notes: list[str] = []
+        #: Why the event is spooled but not sent (see run_hook); None: sent as usual.
+        self.spool_only: str | None = None
         self.cap_ms = cap.DEFAULT_TIMEOUT_MS
         #: The time limit in force: the cap, or the cold-start allowance once extended.
         self.limit_ms = self.cap_ms
@@ -152,6 +164,12 @@ class _HookRun:
 
         received = read_stdin(stdin_fd, self.deadline - self.reserve)
         if not self._keep(received):
+            return
+        if self.spool_only is not None:
+            # Kept for the daemon's replay, as any event it did not take (the note says why).
+            self._spool()
+            if not os.path.exists(self.located.socket_path):
+                self._start_daemon("the daemon is needed")
             return
         answer = self._ask()
         if answer is not None:
@@ -344,7 +362,7 @@ class _HookRun:
         See :mod:`thatch.hookcmd.fallback`; a bad payload (no event) still
         gets nothing, nor does any hook without a hook table.
         """
-        if self.answered or self.message is None:
+        if self.answered or self.message is None or self.spool_only is not None:
             return
         if self.table is None:
             self.notes.append("no hook table, so nothing printed; run 'thatch setup'")
@@ -385,6 +403,8 @@ class _HookRun:
         self.closed = True
         try:
             if self.held is not None:
+                if self.held.holding:
+                    self._redact_spooled(self.held)
                 # Not answered: the daemon replays the file once it is unlocked.
                 self.held.release(taken=False)
             if self.notes:
@@ -394,6 +414,28 @@ class _HookRun:
                 logfile.append(located.log_path, "hook", f"{self._name()}: {'; '.join(self.notes)}")
         except BaseException:
             pass
+
+    def _redact_spooled(self, held: Held) -> None:
+        """The event stays on disk for a replay: write it again with its payload redacted.
+
+        Only here, once the daemon did not take the event: on the usual path
+        the file lives for the milliseconds of the send and the redactor is
+        never loaded. The daemon redacts again when it replays the file.
+        """
+        if self.message is None:
+            return
+        try:
+            from thatch.redact.payload import redacted_request
+
+            clean, changed = redacted_request(self.message)
+            if changed:
+                held.rewrite(clean)
+                self.notes.append(f"{changed} texts of the spooled copy redacted")
+        except Exception as exc:
+            self.notes.append(
+                f"the spooled copy could not be redacted ({_describe(exc)}); "
+                "the daemon redacts it when it replays it"
+            )
 
     def _message(self, payload: dict[str, Any]) -> dict[str, Any]:
         args, env = self.args, self.environ

@@ -9,7 +9,10 @@ name order and skips event ids it has already taken.
 A hook spools its event before sending it and keeps the file locked
 (:func:`write_held`) while it waits for the daemon, so the daemon leaves it
 to the hook until the hook lets go: removed once the daemon has the event,
-left for a replay otherwise; see :mod:`thatch.daemon.spool`.
+left for a replay otherwise; see :mod:`thatch.daemon.spool`. A file left
+for a replay is first written again with its payload's secrets redacted
+(:meth:`Held.rewrite`, on the failure path only), so what stays on disk
+holds no credential the redactor knows.
 :func:`thatch.wire.encode` writes a lone surrogate as U+FFFD, so the file
 is valid UTF-8 whatever the payload held.
 """
@@ -55,6 +58,25 @@ class Held:
         #: The request as encoded for the file: the hook sends these very bytes.
         self.data = data
 
+    @property
+    def holding(self) -> bool:
+        """Whether the file is still held (not released yet)."""
+        return self._fd is not None
+
+    def rewrite(self, message: dict[str, Any]) -> None:
+        """Replace the file by one holding ``message``, atomically and still held.
+
+        The new file is locked before it is renamed over the old one, so a
+        replay never reads it while the hook holds the event; a replay that
+        opened the old file finds it unlinked once it gets its lock.
+        """
+        old = self._fd
+        if old is None:
+            return
+        _path, fd, data = _write_at(self.path, message, hold=True)
+        self._fd, self.data = fd, data
+        os.close(old)
+
     def release(self, *, taken: bool) -> None:
         """Let go of the file; ``taken``: the daemon has the event, so remove the file first."""
         fd, self._fd = self._fd, None
@@ -79,9 +101,13 @@ def write_held(spool_dir: str, message: dict[str, Any]) -> Held:
 
 def _write(spool_dir: str, message: dict[str, Any], *, hold: bool) -> tuple[str, int, bytes]:
     path = os.path.join(spool_dir, spool_name(str(message.get("event_id", "none"))))
+    return _write_at(path, message, hold=hold)
+
+
+def _write_at(path: str, message: dict[str, Any], *, hold: bool) -> tuple[str, int, bytes]:
     tmp = path + TMP_SUFFIX
     data = wire.encode(message)
-    fd = _create(tmp, spool_dir)
+    fd = _create(tmp, os.path.dirname(path))
     try:
         if hold:
             import fcntl

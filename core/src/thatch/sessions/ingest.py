@@ -172,14 +172,15 @@ def interactions_from(
     thatch's own calls are its tools, as ``harness`` (the event's) names
     them (:func:`is_thatch_tool`), and its workflows (:func:`is_thatch_workflow`).
 
-    Inputs and responses become text (JSON for structured values), are
-    redacted, and are cut to ``max_input`` / ``max_response`` characters,
-    keeping the head and the tail. A failed call's response starts with
-    its error (see :func:`outcome`).
+    Tool names are redacted. Inputs and responses become text (JSON for
+    structured values), are redacted, and are cut to ``max_input`` /
+    ``max_response`` characters, keeping the head and the tail. A failed
+    call's response starts with its error (see :func:`outcome`).
     """
     return [
         NewInteraction(
-            tool_name=call.name,
+            # A tool's name is the harness's or an MCP server's to choose: redacted as well.
+            tool_name=redact(call.name).text,
             tool_input=_clean(call.input, max_input),
             tool_response=_clean(outcome(call), max_response),
             call_id=call.call_id,
