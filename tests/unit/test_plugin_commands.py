@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from thatch import cli
-from thatch.cli import plugin_cli
+from thatch.cli import plugin_cli, unattended
 from thatch.cli.parser import build_parser
 
 MODULES = Path(__file__).parents[1] / "plugin_modules"
@@ -97,7 +97,7 @@ def test_a_plugin_command_named_like_a_core_command_is_refused_naming_both(
     plugin_modules: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     plugin_modules.setenv("THATCH_PLUGIN_MODULES", "greeter_plugin,clashing_plugin")
-    plugin_modules.setattr(cli, "_attended", lambda: True)
+    plugin_modules.setattr(unattended, "attended", lambda: True)
     status, out, err = run(capsys, "greet", "bob")
     assert (status, out) == (1, "")
     assert "plugin 'clashing_plugin' adds the command 'thatch search'" in err
@@ -108,7 +108,7 @@ def test_run_by_a_harness_an_unknown_command_still_fails_open_when_plugins_clash
     plugin_modules: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     plugin_modules.setenv("THATCH_PLUGIN_MODULES", "clashing_plugin")
-    plugin_modules.setattr(cli, "_attended", lambda: False)
+    plugin_modules.setattr(unattended, "attended", lambda: False)
     status, _, err = run(capsys, "echo")
     assert status == 0
     assert "ignored `thatch echo`" in err
@@ -135,12 +135,12 @@ def test_a_plugin_that_cannot_be_imported_is_one_line_at_a_terminal_and_ignored_
     plugin_modules: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     plugin_modules.setenv("THATCH_PLUGIN_MODULES", "no_such_plugin_module")
-    plugin_modules.setattr(cli, "_attended", lambda: True)
+    plugin_modules.setattr(unattended, "attended", lambda: True)
     status, _, err = run(capsys, "greet", "bob")
     assert status == 1
     assert err.startswith("thatch: the plugins' commands could not be loaded (ModuleNotFoundError")
     assert len(err.splitlines()) == 1
-    plugin_modules.setattr(cli, "_attended", lambda: False)
+    plugin_modules.setattr(unattended, "attended", lambda: False)
     status, _, err = run(capsys, "greet", "bob")
     assert status == 0
     assert "ignored `thatch greet bob`" in err

@@ -73,7 +73,7 @@ def run_hook(
 
     ``spool_only``: why the event is only spooled, not sent nor answered
     (its command line had arguments thatch does not know; see
-    :func:`thatch.cli._keep_hook_event`). The daemon replays it later; a
+    :mod:`thatch.cli.unattended`). The daemon replays it later; a
     missing daemon is started as for any event it did not take.
     """
     started = time.monotonic()

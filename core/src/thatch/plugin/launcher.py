@@ -140,6 +140,16 @@ def subcommand(words: Sequence[str]) -> str | None:
     None when there is none (or ``--`` comes first). Setup reads hook
     commands other setups wrote with it; the console script, its own argv.
     """
+    found = positional_words(words)
+    return found[0] if found else None
+
+
+def positional_words(words: Sequence[str]) -> list[str]:
+    """The words of ``thatch``'s arguments that are no option, nor ``--home``'s value.
+
+    Read up to ``--``, past which thatch's own words end.
+    """
+    found: list[str] = []
     skip = False
     for word in words:
         if skip:
@@ -147,7 +157,7 @@ def subcommand(words: Sequence[str]) -> str | None:
         elif word == "--home":
             skip = True
         elif word == "--":
-            return None
+            break
         elif not word.startswith("-"):
-            return word
-    return None
+            found.append(word)
+    return found
