@@ -42,6 +42,7 @@ from thatch.decisions.wording import (
     LINK_COSINE,
     SUBSET_COSINE,
     SWAP_COSINE,
+    conflict,
     content_overlap,
     differing_words,
     negated,
@@ -118,7 +119,7 @@ def gated(gates: Gates) -> Rule:
     """The rule of wording.why_not_linked with other gates (Gates() is the default)."""
 
     def rule(pair: Pair, embed: Callable[[str, str], float]) -> bool:
-        if pair.cosine < gates.link or opposition(pair.a, pair.b) is not None:
+        if pair.cosine < gates.link or conflict(pair.a, pair.b) is not None:
             return False
         only_a, only_b = differing_words(pair.a, pair.b)
         if gates.one_word_swaps and len(only_a) == 1 and len(only_b) == 1:

@@ -154,3 +154,70 @@ def test_import_replays_update_calls_and_stdin_queries(thatch: Runner, tmp_path:
     refused = thatch("predictions", "import", str(bad), check=False)
     assert refused.returncode == 2
     assert "line 1: signal 'nope'" in refused.stderr
+
+
+@pytest.mark.parametrize(
+    ("line", "error"),
+    [
+        (
+            {"matcher": "m", "prediction": "p", "signal": "create", "confidence": 0.9},
+            'line 2: unknown key "confidence"; the keys are matcher, prediction, signal,',
+        ),
+        (
+            {"matcher": 5, "prediction": "p", "signal": "create"},
+            'line 2: "matcher" is a number; write it as text',
+        ),
+        (
+            {"matcher": "m", "prediction": ["p"], "signal": "create"},
+            'line 2: "prediction" is a list; write it as text',
+        ),
+        (
+            {"matcher": "m", "prediction": "\u0000", "signal": "create"},
+            "line 2: prediction text contains a NUL character",
+        ),
+        (
+            {"matcher": "m", "prediction": "\u0001\u200b", "signal": "create"},
+            "line 2: prediction text has only control characters",
+        ),
+        (
+            {"matcher": "m", "prediction": "p", "prediction_id": 1, "signal": "confirm"},
+            'line 2: "prediction" and "prediction_id" exclude each other',
+        ),
+        (
+            {"matcher": "m", "prediction_id": "1", "signal": "confirm"},
+            'line 2: "prediction_id" is text; write a prediction id',
+        ),
+        (
+            {"matcher": "m", "prediction_id": 99, "signal": "confirm", "store": "global"},
+            "call 2: no prediction with id 99",
+        ),
+    ],
+)
+def test_a_bad_import_line_is_named_and_imports_nothing(
+    thatch: Runner, tmp_path: Path, line: dict[str, object], error: str
+) -> None:
+    good = {"matcher": "naming a new module", "prediction": "use a short noun", "signal": "create"}
+    calls = tmp_path / "calls.jsonl"
+    calls.write_text(json.dumps({**good, "store": "global"}) + "\n" + json.dumps(line) + "\n")
+    refused = thatch("predictions", "import", str(calls), check=False)
+    assert refused.returncode != 0
+    assert error in refused.stderr
+    assert as_json(thatch("predictions", "list", "all", "--json")) == []
+
+
+def test_an_import_line_may_name_its_prediction_by_id(thatch: Runner, tmp_path: Path) -> None:
+    args = [
+        "predictions", "update", "--matcher", "naming a new module", "--prediction",
+        "use a short noun", "--signal", "create", "--store", "global", "--json",
+    ]  # fmt: skip
+    first = as_json(thatch(*args))
+    kept = first["prediction"]["id"]
+    calls = tmp_path / "calls.jsonl"
+    line = {"matcher": "naming a package", "prediction_id": kept, "signal": "confirm"}
+    calls.write_text(json.dumps({**line, "store": "global"}) + "\n")
+    assert as_json(thatch("predictions", "import", str(calls), "--json")) == {
+        "calls": 1,
+        "reinforced": 1,
+    }
+    (only,) = as_json(thatch("predictions", "list", "all", "--json"))
+    assert (only["id"], only["confirm_count"]) == (kept, 1.0)

@@ -24,17 +24,18 @@ def test_population_prior_starts_new_predictions_at_the_store_rate(home: Path) -
         _build_evidence(th, "global")
         existing = th.decisions.list("global")[0]
         assert (existing.confirm_count, existing.disconfirm_count) == (16.0, 4.0)
-        # 16 / (16 + 4) = 0.8 once the store holds 20 units of evidence.
+        # The store's 16 / 20 = 0.8, shrunk toward 0.5 by 20 pseudo-units:
+        # (16 + 10) / (20 + 20) = 0.65 once the store holds 20 units of evidence.
         new = th.decisions.update(
             "choosing a name for a new module", "prefer a short noun", "create", store="global"
         )
         assert new.outcome == "created"
-        assert new.prediction.prior == pytest.approx(0.8)
-        assert new.confidence == pytest.approx(0.8)
+        assert new.prediction.prior == pytest.approx(0.65)
+        assert new.confidence == pytest.approx(0.65)
         confirmed = th.decisions.update(
             "choosing a name for a new module", "prefer a short noun", "confirm", store="global"
         )
-        assert confirmed.confidence == pytest.approx((1 + 5 * 0.8) / (1 + 5))
+        assert confirmed.confidence == pytest.approx((1 + 5 * 0.65) / (1 + 5))
         elsewhere = th.decisions.update(
             "choosing a name for a new module", "prefer a short noun", "create", store="acme/web"
         )

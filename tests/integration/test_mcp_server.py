@@ -35,10 +35,11 @@ READ_ONLY = {
     "store_list",
     "find_duplicates",
     "hygiene_report",
-    "prediction_query",
     "prediction_list",
 }
 WRITES = {
+    # With a session it logs a showing of each prediction returned.
+    "prediction_query",
     "memory_remember",
     "memory_forget",
     "memory_archive",

@@ -31,11 +31,19 @@ def test_uc001_saving_an_existing_label_is_refused(thatch: Runner) -> None:
     assert as_json(thatch("show", "deploy", "--json"))["content"] == "Deploy on fridays."
 
 
-def test_uc001_import_keeps_updating_by_label(thatch: Runner, tmp_path: Path) -> None:
+def test_uc001_import_refuses_an_existing_label_unless_overwrite(
+    thatch: Runner, tmp_path: Path
+) -> None:
     thatch("remember", "deploy", NOTE)
     lines = tmp_path / "memories.jsonl"
     lines.write_text('{"label": "deploy", "content": "Deploy on fridays.", "store": "global"}\n')
-    assert "1 updated" in thatch("import", str(lines)).stdout
+    refused = thatch("import", str(lines), check=False)
+    assert refused.returncode == 2
+    assert "line 1 'deploy' in global" in refused.stderr
+    assert "--overwrite" in refused.stderr
+    assert as_json(thatch("show", "deploy", "--json"))["content"] == NOTE
+    assert "1 updated" in thatch("import", str(lines), "--overwrite").stdout
+    assert "1 unchanged" in thatch("import", str(lines)).stdout
 
 
 def test_uc004_an_unquoted_query_is_not_taken_for_a_store(thatch: Runner) -> None:

@@ -181,6 +181,19 @@ def test_a_prediction_that_does_not_load_names_the_transcript_line(
     assert not log.exists()
 
 
+def test_an_action_other_than_accept_or_correct_names_the_transcript_line(
+    thatch: Runner, tmp_path: Path, log: Path
+) -> None:
+    body = "```yaml\nprediction:\n  action: maybe\n  toward: t\n  confidence: 60\n```"
+    path = write_transcript(
+        tmp_path / "maybe.jsonl", [prompt("go"), assistant(body)], session=SESSION
+    )
+    done = thatch("predlog", "append", str(path), "--log", str(log), check=False)
+    assert done.returncode == 2
+    assert f"{path}:2: action 'maybe' is not accept or correct" in done.stderr
+    assert not log.exists()
+
+
 # -- score, report, export ---------------------------------------------------------------
 
 
@@ -192,8 +205,26 @@ def test_score_records_what_the_user_did(thatch: Runner, tmp_path: Path, log: Pa
     actual = {entry["id"]: entry["actual"] for entry in listed(thatch, log)}
     assert actual == {f"{SESSION}:1": None, f"{SESSION}:2:1": "correct"}
     text = thatch("predlog", "list", "--log", str(log)).stdout
-    assert text.splitlines()[0].split() == ["ID", "ACTION", "CONF", "SOURCE", "ACTUAL", "TOWARD"]
+    header = ["ID", "SESSION", "ACTION", "CONF", "SOURCE", "ACTUAL", "TOWARD"]
+    assert text.splitlines()[0].split() == header
+    assert text.splitlines()[1].split()[:3] == [f"{SESSION}:1", SESSION, "accept"]
     assert "correct" in text
+
+
+def test_an_id_of_several_sessions_needs_session(thatch: Runner, tmp_path: Path, log: Path) -> None:
+    # The same row id in two sessions: scoring it without --session is refused.
+    rows = [row("shared:1", session=session) for session in ("s-one", "s-two")]
+    log.write_bytes(b"".join(row_line(each) for each in rows))
+    before = log.read_bytes()
+    score = ["predlog", "score", "shared:1", "--actual", "accept", "--log", str(log)]
+    done = thatch(*score, check=False)
+    assert done.returncode != 0
+    assert "'s-one', 's-two'" in done.stderr
+    assert "add --session" in done.stderr
+    assert log.read_bytes() == before
+    thatch(*score, "--session", "s-two")
+    actual = {entry["session_id"]: entry["actual"] for entry in listed(thatch, log)}
+    assert actual == {"s-one": None, "s-two": "accept"}
 
 
 def test_scoring_an_unknown_id_says_how_to_list_them(

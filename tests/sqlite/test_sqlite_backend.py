@@ -303,7 +303,7 @@ def test_archived_error_quotes_a_label_with_spaces(storage: SQLiteStorage) -> No
     storage.set_archived(STORE, "build command", True)
     with pytest.raises(ArchivedMemoryError) as caught:
         storage.write_memories([new("build command", "changed")])
-    assert f"thatch unarchive 'build command' --store {STORE}" in str(caught.value)
+    assert f"thatch unarchive 'build command' {STORE}" in str(caught.value)
 
 
 # -- sharing the file -------------------------------------------------------------

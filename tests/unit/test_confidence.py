@@ -27,8 +27,29 @@ def test_exact_confidences(signals: tuple[str, ...], expected: float) -> None:
 
 def test_population_prior_needs_twenty_units() -> None:
     assert population_prior(15.0, 4.75) == 0.5
-    assert population_prior(16.0, 4.0) == pytest.approx(0.8)
-    # A new prediction in that store starts at 0.8 and one confirm moves it to
-    # (1 + 5·0.8) / (1 + 5) = 5 / 6.
-    assert confidence(0, 0, 0.8) == pytest.approx(0.8)
-    assert confidence(1, 0, 0.8) == pytest.approx(5 / 6)
+    # (16 + 20·0.5) / (20 + 20): the store's 0.8 shrunk halfway toward 0.5.
+    assert population_prior(16.0, 4.0) == pytest.approx(0.65)
+    # A new prediction in that store starts at 0.65 and one confirm moves it to
+    # (1 + 5·0.65) / (1 + 5).
+    assert confidence(0, 0, 0.65) == pytest.approx(0.65)
+    assert confidence(1, 0, 0.65) == pytest.approx(4.25 / 6)
+
+
+@pytest.mark.parametrize(
+    ("confirms", "disconfirms", "expected"),
+    [
+        (20.0, 0.0, 0.75),  # the tester's store: 1.0 before
+        (0.0, 20.0, 0.25),  # 0.0 before
+        (200.0, 0.0, 0.8),  # shrunk 0.9545, bounded
+        (0.0, 200.0, 0.2),
+        (30.0, 10.0, (30 + 10) / 60),
+    ],
+)
+def test_population_prior_is_shrunk_and_bounded(
+    confirms: float, disconfirms: float, expected: float
+) -> None:
+    prior = population_prior(confirms, disconfirms)
+    assert prior == pytest.approx(expected)
+    # Never certain: one disconfirm takes a new prediction below the 0.7 line.
+    assert confidence(0, 1, prior) < 0.7
+    assert confidence(0, 0, prior) < 1.0

@@ -71,7 +71,7 @@ def test_an_unknown_or_foreign_id_is_refused_and_changes_nothing(ctx: ToolContex
     first = decisions.update(SITUATION, SINGLE, "create")
     before = _counts(ctx)
     with pytest.raises(NotFoundError, match="no prediction with id 999"):
-        decisions.update("a new situation", DOUBLE, "confirm", prediction_id=999)
+        decisions.update("a new situation", "", "confirm", prediction_id=999)
     with pytest.raises(InvalidInputError, match="is in store 'global', not 'acme/web'"):
         decisions.update(
             "a new situation", "", "confirm", store="acme/web", prediction_id=first.prediction.id
@@ -122,5 +122,70 @@ def test_the_tool_refuses_an_unknown_id_or_no_prediction(
     assert "no prediction with id 999" in unknown.text
     neither = _call(registry, ctx, matcher="another one", signal="confirm")
     assert neither.is_error
-    assert "give 'prediction'" in neither.text
+    assert "neither of 'prediction' and 'prediction_id' given" in neither.text
     assert _counts(ctx) == before
+
+
+def test_a_text_and_an_id_together_are_refused_and_change_nothing(
+    registry: ToolRegistry, ctx: ToolContext
+) -> None:
+    first = ctx.thatch.decisions.update(SITUATION, SINGLE, "create").prediction.id
+    before = _counts(ctx)
+    both = _call(
+        registry, ctx, matcher="another one", prediction=DOUBLE, prediction_id=first,
+        signal="confirm",
+    )  # fmt: skip
+    assert both.is_error
+    assert "both of 'prediction' and 'prediction_id' given" in both.text
+    with pytest.raises(InvalidInputError, match=f"and prediction_id {first} exclude each other"):
+        ctx.thatch.decisions.update("another one", DOUBLE, "confirm", prediction_id=first)
+    assert _counts(ctx) == before
+    # The same id alone records on it.
+    alone = _call(registry, ctx, matcher="another one", prediction_id=first, signal="confirm")
+    assert alone.data["prediction"]["id"] == first
+
+
+def test_an_unchanged_create_writes_nothing(ctx: ToolContext) -> None:
+    decisions = ctx.thatch.decisions
+    first = decisions.update(SITUATION, SINGLE, "create")
+    before = _counts(ctx)
+    again = decisions.update(SITUATION, SINGLE, "create", detail="said it again")
+    assert again.outcome == "unchanged"
+    assert _counts(ctx) == before
+    assert again.prediction.updated_at == first.prediction.updated_at
+    assert (
+        again.prediction
+        == ctx.thatch.decision_storage.get_predictions([first.prediction.id])[first.prediction.id]
+    )
+
+
+def test_prediction_list_is_limited_and_cuts_provenance(
+    registry: ToolRegistry, ctx: ToolContext
+) -> None:
+    decisions = ctx.thatch.decisions
+    first = decisions.update(SITUATION, SINGLE, "create")
+    for _ in range(6):
+        decisions.update(SITUATION, SINGLE, "confirm", detail="yes")
+    decisions.update("choosing a database", "Use Postgres for new services.", "create")
+    decisions.update("naming a branch", "Name branches after the ticket id.", "create")
+
+    def listed(**arguments: Any) -> Any:
+        outcome = registry.call("prediction_list", arguments, ctx)
+        assert not outcome.is_error, outcome.text
+        return outcome.data
+
+    default = listed()
+    assert len(default) == 3
+    assert default[0]["id"] == first.prediction.id
+    assert default[0]["provenance_total"] == 7
+    # The latest three, oldest first.
+    assert [entry["signal"] for entry in default[0]["provenance"]] == ["confirm"] * 3
+    everything = listed(provenance=100)
+    signals = [entry["signal"] for entry in everything[0]["provenance"]]
+    assert signals == ["create"] + ["confirm"] * 6
+    page = listed(limit=1, offset=1)
+    assert [p["id"] for p in page] == [default[1]["id"]]
+    assert listed(limit=2, offset=3) == []
+    assert [p["provenance"] for p in listed(provenance=0)] == [[], [], []]
+    too_many = registry.call("prediction_list", {"limit": 10_000}, ctx)
+    assert too_many.is_error

@@ -224,6 +224,22 @@ def test_every_shape_checks_its_confidence_the_same_way() -> None:
             predictions_in(text)
 
 
+@pytest.mark.parametrize(
+    ("action", "shown"), [("maybe", "'maybe'"), ("[accept]", "['accept']"), ("7", "7")]
+)
+def test_an_action_other_than_accept_or_correct_is_refused(action: str, shown: str) -> None:
+    body = f"prediction:\n  action: {action}\n  toward: t\n  confidence: 5\n"
+    with pytest.raises(MalformedPrediction, match="is not accept or correct") as raised:
+        predictions_in(fence(body))
+    assert f"action {shown} " in str(raised.value)
+    assert "write action: accept or action: correct" in str(raised.value)
+
+
+def test_an_action_is_read_in_any_case() -> None:
+    body = "prediction:\n  action: Correct\n  toward: t\n  confidence: 5\n"
+    assert [stated.action for stated in predictions_in(fence(body))] == ["correct"]
+
+
 def test_a_missing_confidence_or_action_is_named() -> None:
     with pytest.raises(MalformedPrediction, match="has no confidence"):
         predictions_in(fence("prediction:\n  action: accept\n  toward: t\n"))

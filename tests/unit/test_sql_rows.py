@@ -101,7 +101,7 @@ def test_an_unknown_signal_is_refused_and_errors_say_what_to_do() -> None:
     assert "thatch predictions list" in str(not_found("prediction", 5))
     error = archived_memory("acme", "my label")
     assert isinstance(error, ArchivedMemoryError)
-    assert "thatch unarchive 'my label' --store acme" in str(error)
+    assert "thatch unarchive 'my label' acme" in str(error)
 
 
 @attrs.define

@@ -173,7 +173,7 @@ def test_an_archived_memory_in_one_file_refuses_a_batch_across_both(
 ) -> None:
     write(routed, new("old"))
     routed.set_archived(APP, "old", True)
-    with pytest.raises(ArchivedMemoryError, match=f"thatch unarchive old --store {APP}"):
+    with pytest.raises(ArchivedMemoryError, match=f"thatch unarchive old {APP}"):
         routed.write_memories([new("fresh", store=GLOBAL), new("old", "changed")])
     assert routed.get_memory(GLOBAL, "fresh") is None
 

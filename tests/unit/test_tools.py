@@ -40,7 +40,7 @@ READ_ONLY = {
     "store_list",
     "find_duplicates",
     "hygiene_report",
-    "prediction_query",
+    # Not prediction_query: with a session it logs a showing of each prediction.
     "prediction_list",
 }
 DESTRUCTIVE = {"memory_forget", "prediction_delete"}

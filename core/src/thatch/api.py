@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import builtins
 import os
+import shlex
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from thatch.memory.duplicates import duplicate_pairs
 from thatch.memory.hygiene import STALE_DAYS, hygiene_report
+from thatch.memory.importing import ImportPlan, check_import, write_import
 from thatch.memory.names import validate_label, validate_store
 from thatch.memory.recall import RecallMode, recall
 from thatch.memory.repo import branch_names, current_branch, repo_store
@@ -397,25 +399,41 @@ class Thatch:
         """Save many memories in batched transactions; see :meth:`MemoryWriter.remember_many`."""
         return self._writer.remember_many(items, overwrite=overwrite, on_saved=on_saved)
 
+    def check_import(self, lines: Iterable[ImportLine], *, overwrite: bool = False) -> ImportPlan:
+        """Check every line of an import against the file and the storage; writes nothing.
+
+        Raises :class:`InvalidInputError` naming the file and lines: see
+        :func:`thatch.memory.importing.check_import`.
+        """
+        return check_import(self.memory_storage, lines, overwrite=overwrite)
+
     def import_lines(
         self,
-        lines: Sequence[ImportLine],
+        lines: Iterable[ImportLine],
         *,
+        overwrite: bool = False,
         on_saved: Callable[[RememberResult], None] | None = None,
+        plan: ImportPlan | None = None,
     ) -> ImportResult:
-        """Import parsed lines (see :mod:`thatch.memory.transfer`); unchanged ones add nothing."""
-        # An import is idempotent by design: a line updates the memory of its label.
-        results = self.remember_many(
-            (line.memory for line in lines), overwrite=True, on_saved=on_saved
-        )
-        for line, result in zip(lines, results, strict=True):
-            if line.archived and not result.memory.archived:
-                self.memory_storage.set_archived(result.memory.store, result.memory.label, True)
-        return ImportResult(
-            created=sum(r.action == "created" for r in results),
-            updated=sum(r.action == "updated" for r in results),
-            unchanged=sum(r.action == "unchanged" for r in results),
-            redactions=sum(r.redactions for r in results),
+        """Import parsed lines (see :mod:`thatch.memory.transfer`): all checked, then written.
+
+        Like :meth:`remember`, a line whose label holds other content is
+        refused unless ``overwrite``, and then nothing is written; importing
+        the same lines twice adds nothing. ``lines`` is read twice (an
+        iterator is first made a list); ``plan``, what :meth:`check_import`
+        said of these very lines, saves the first reading.
+        """
+        if iter(lines) is lines:
+            lines = builtins.list(lines)
+        if plan is None:
+            plan = self.check_import(lines, overwrite=overwrite)
+        return write_import(
+            self._writer,
+            self.memory_storage,
+            lines,
+            plan,
+            overwrite=overwrite,
+            on_saved=on_saved,
         )
 
     def forget(self, label: str, store: str | None = None) -> Memory:
@@ -498,9 +516,14 @@ class Thatch:
             raise InvalidInputError(f"verdict {verdict!r} is not one of: {', '.join(VERDICTS)}")
         one, other = self.show(first, store), self.show(second, store)
         if one.store != other.store:
+            # Without a store, labels are looked up in this repository's store
+            # first: the other store is the one that may hold both.
+            both = other.store if one.store == self.repo_store else one.store
+            words = ["thatch", "duplicates", both, "--mark-reviewed", first, second]
+            command = shlex.join(words + (["--verdict", verdict] if verdict == "same" else []))
             raise InvalidInputError(
                 f"{first!r} is in store {one.store} and {second!r} in {other.store}; "
-                "duplicate pairs are within one store: pass --store"
+                f"duplicate pairs are within one store: name the store of both, e.g. {command}"
             )
         if one.id == other.id:
             raise InvalidInputError(
@@ -536,6 +559,8 @@ class Thatch:
         calibrated threshold for automatic recall is ``thresholds().recall``.
         ``include_archived`` also searches the archived memories.
         ``on_branch`` searches as if on that git branch instead of the folder's.
+        ``record`` counts the relevant hits (over ``thresholds().recall``,
+        unarchived) as recalled; weak matches are not counted.
         """
         if limit < 1:
             raise InvalidInputError(f"limit {limit} is below 1; ask for at least one result")
@@ -549,7 +574,7 @@ class Thatch:
             limit=limit,
             mode=mode,
             min_cosine=min_cosine,
-            record=record,
+            record_threshold=self.thresholds().recall if record else None,
             include_archived=include_archived,
         )
 

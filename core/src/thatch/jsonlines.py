@@ -36,10 +36,18 @@ def json_objects(
     lines: Iterable[str], source: str, example: str
 ) -> Iterator[tuple[str, dict[str, Any]]]:
     """Each non-blank line's object, with its place ("FILE line N") for later errors."""
+    for _number, where, data in numbered_json_objects(lines, source, example):
+        yield where, data
+
+
+def numbered_json_objects(
+    lines: Iterable[str], source: str, example: str
+) -> Iterator[tuple[int, str, dict[str, Any]]]:
+    """As :func:`json_objects`, with each line's number (blank lines count) first."""
     for number, raw in enumerate(lines, 1):
         if raw.strip():
             where = f"{source} line {number}"
-            yield where, parse_object(raw, where, example)
+            yield number, where, parse_object(raw, where, example)
 
 
 def check_required_text(data: Mapping[str, Any], where: str, keys: Sequence[str]) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from thatch.decisions.engine import PredictionHit
+from thatch.memory.recall import is_relevant
 from thatch.plugin.records import RecallHit
 
 
@@ -28,7 +29,7 @@ def memory_hit_data(hit: RecallHit, recall_threshold: float) -> dict[str, Any]:
         "text_rank": hit.text_rank,
         "model": memory.model,
         "branch": memory.branch,
-        "relevant": hit.cosine >= recall_threshold,
+        "relevant": is_relevant(hit, recall_threshold),
     }
 
 

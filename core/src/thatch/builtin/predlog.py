@@ -235,6 +235,7 @@ def list_rows(
     table = [
         (
             row.id,
+            row.session_id,
             row.action,
             str(row.confidence),
             row.source,
@@ -243,7 +244,7 @@ def list_rows(
         )
         for row in rows
     ]
-    text = aligned(table, ("ID", "ACTION", "CONF", "SOURCE", "ACTUAL", "TOWARD"))
+    text = aligned(table, ("ID", "SESSION", "ACTION", "CONF", "SOURCE", "ACTUAL", "TOWARD"))
     context.emit([row.to_json() for row in rows], text)
     return 0
 
@@ -268,8 +269,18 @@ def score(
     plugins: Plugins,
 ) -> int:
     """``predlog score ID --actual accept|correct``: what the user did."""
-    from thatch.plugin.errors import NotFoundError
+    from thatch.plugin.errors import InvalidInputError, NotFoundError
 
+    if args.session is None:
+        # Ids repeat across sessions: without --session the row must be the only one.
+        sessions = sorted(
+            {row.session_id for row in storage.list_prediction_entries() if row.id == args.id}
+        )
+        if len(sessions) > 1:
+            raise InvalidInputError(
+                f"prediction {args.id!r} is in {len(sessions)} sessions "
+                f"({', '.join(map(repr, sessions))}); add --session SESSION to pick one"
+            )
     if not storage.score_prediction(args.id, args.actual, datetime.now(UTC), args.session):
         raise NotFoundError(
             f"no prediction {args.id!r} in the log{_of_session(args.session)}; {LIST_HINT}"

@@ -14,7 +14,7 @@ import json
 import math
 import sys
 import tempfile
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from itertools import islice
 from pathlib import Path
@@ -229,25 +229,31 @@ def parse_query_line(
     return data["query"], store, limit
 
 
-#: Answers one query: (query, store, limit) -> its results as JSON-ready dicts.
-Answer = Callable[[str, str | None, int], list[dict[str, Any]]]
+#: Answers one query: (query, store, limit) -> the stores searched, and the
+#: results as JSON-ready dicts.
+Answer = Callable[[str, str | None, int], tuple[Sequence[str], list[dict[str, Any]]]]
 
 
 def answer_stdin_queries(answer: Answer, default_store: str | None, default_limit: int) -> int:
     """One JSON line out per query line in; a bad line gets ``{"line", "error"}``.
 
-    Returns the exit status: 1 when any line failed, so scripts notice.
+    The reply echoes the query with its secrets redacted (it goes to logs and
+    terminals) and names the stores searched. Returns the exit status: 1 when
+    any line failed, so scripts notice.
     """
+    from thatch.redact import redact  # its patterns compile on import: only batch mode needs them
+
     failed = 0
     for line_number, line in enumerate(_stdin(), 1):
         if not line.strip():
             continue
         try:
             query, store, limit = parse_query_line(clean_text(line), default_store, default_limit)
+            stores, results = answer(query, store, limit)
             reply: dict[str, Any] = {
-                "query": query,
-                "store": store or "default",
-                "results": answer(query, store, limit),
+                "query": redact(query).text,
+                "stores": list(stores),
+                "results": results,
             }
         except ThatchError as exc:
             failed += 1

@@ -5,21 +5,17 @@ from __future__ import annotations
 import argparse
 import shutil
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 
-from thatch.api import Thatch
 from thatch.cli import output
-from thatch.cli.inputs import batches, count_checked, open_import_file
+from thatch.cli.inputs import open_import_file
 from thatch.cli.memory_commands import connect
 from thatch.memory.duplicates import pair_key
-from thatch.memory.transfer import ImportLine, parse_lines
-from thatch.plugin.records import DuplicatePair, ImportResult, RememberResult
+from thatch.memory.transfer import ParsedLines
+from thatch.plugin.records import DuplicatePair, RememberResult
 from thatch.safetext import visible
 from thatch.serialize import to_json_data
-
-#: Lines written per batch: an import holds this many, whatever the file's size.
-IMPORT_BATCH = 512
 
 
 def duplicates(args: argparse.Namespace) -> int:
@@ -92,11 +88,11 @@ def export(args: argparse.Namespace) -> int:
 
 
 def import_file(args: argparse.Namespace) -> int:
-    with open_import_file(args.file) as source:
-        # Every line is parsed and checked before any is written: a bad line changes nothing.
-        total = count_checked(parse_lines(source.lines(), source.name))
-        lines = parse_lines(source.lines(), source.name)
-        with connect(args) as th, _progress(total, "importing") as advance:
+    with open_import_file(args.file) as source, connect(args) as th:
+        lines = ParsedLines(source.lines, source.name)
+        # Every line is checked before any is written: a bad line changes nothing.
+        plan = th.check_import(lines, overwrite=args.overwrite)
+        with _progress(plan.to_write, "importing") as advance:
 
             def saved(result: RememberResult) -> None:
                 advance(1)
@@ -109,31 +105,15 @@ def import_file(args: argparse.Namespace) -> int:
                         }
                     )
 
-            totals = _import_in_batches(th, lines, saved)
+            totals = th.import_lines(lines, overwrite=args.overwrite, on_saved=saved, plan=plan)
     if args.json:
         output.print_json_line({"done": totals})
     else:
         output.say(
-            f"imported {total} lines: {totals.created} created, {totals.updated} updated, "
+            f"imported {plan.lines} lines: {totals.created} created, {totals.updated} updated, "
             f"{totals.unchanged} unchanged, {totals.redactions} secrets redacted"
         )
     return 0
-
-
-def _import_in_batches(
-    th: Thatch, lines: Iterable[ImportLine], saved: Callable[[RememberResult], None]
-) -> ImportResult:
-    """Import ``lines`` :data:`IMPORT_BATCH` at a time; the totals of every batch."""
-    totals = ImportResult(created=0, updated=0, unchanged=0, redactions=0)
-    for batch in batches(lines, IMPORT_BATCH):
-        done = th.import_lines(batch, on_saved=saved)
-        totals = ImportResult(
-            created=totals.created + done.created,
-            updated=totals.updated + done.updated,
-            unchanged=totals.unchanged + done.unchanged,
-            redactions=totals.redactions + done.redactions,
-        )
-    return totals
 
 
 def _progress(total: int, what: str) -> AbstractContextManager[Callable[[int], None]]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from thatch.api import ALL, Thatch
@@ -73,7 +73,7 @@ def _refuse_query_word_as_store(th: Thatch, query: str, store: str | None) -> No
 def _search_stdin(th: Thatch, args: argparse.Namespace) -> int:
     threshold = th.thresholds().recall
 
-    def answer(query: str, store: str | None, limit: int) -> list[dict[str, Any]]:
+    def answer(query: str, store: str | None, limit: int) -> tuple[Sequence[str], list[Any]]:
         hits = th.recall(
             query,
             stores=store,
@@ -82,7 +82,7 @@ def _search_stdin(th: Thatch, args: argparse.Namespace) -> int:
             min_cosine=args.min_cosine,
             include_archived=args.archived,
         )
-        return [memory_hit_data(hit, threshold) for hit in hits]
+        return th.stores_for(store), [memory_hit_data(hit, threshold) for hit in hits]
 
     return answer_stdin_queries(answer, args.store, args.limit)
 

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from thatch.memory.recall import is_relevant
 from thatch.plugin.records import Memory, RecallHit, RememberResult
 from thatch.safetext import visible
 from thatch.serialize import to_json_data
@@ -75,7 +76,7 @@ def print_hits(hits: Sequence[RecallHit], recall_threshold: float) -> None:
         return
     for rank, hit in enumerate(hits, 1):
         memory = hit.memory
-        weak = ", weak match" if hit.cosine < recall_threshold else ""
+        weak = "" if is_relevant(hit, recall_threshold) else ", weak match"
         say(
             f"{rank}. {memory.store} / {memory.label}  "
             f"(score {hit.score:.2f}, cosine {hit.cosine:.2f}{weak})"

@@ -196,14 +196,22 @@ def build_parser(harnesses: Sequence[Harness] = ()) -> argparse.ArgumentParser:
         help="stale after this many days (default 90)",
     )
 
-    sub = add("export", maintenance.export, "write memories as JSON lines to stdout")
+    # reads=True: --json is accepted (an export is JSON lines whatever it says).
+    sub = add("export", maintenance.export, "write memories as JSON lines to stdout", reads=True)
     sub.add_argument("--store", default="all", help="one store (default: all)")
 
     sub = add(
         "import", maintenance.import_file, "import memories from a JSON lines file", reads=True
     )
     sub.add_argument(
-        "file", help='JSON lines {"label", "content", "store", "branch"?}; - for stdin'
+        "file",
+        help='JSON lines {"label", "content", "store", "branch"?, "archived"?, "created_at"?, '
+        '"updated_at"?} (an export); - for stdin',
+    )
+    sub.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace memories whose label holds other content (refused otherwise)",
     )
 
     add("reembed", maintenance.reembed, "re-embed memories made with another model")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from typing import Any
 
 from thatch.api import Thatch
@@ -40,11 +41,9 @@ def query(args: argparse.Namespace) -> int:
 
 
 def _query_stdin(th: Thatch, args: argparse.Namespace) -> int:
-    def answer(context: str, store: str | None, limit: int) -> list[dict[str, Any]]:
-        return [
-            prediction_hit_data(hit)
-            for hit in th.decisions.query(context, stores=store, limit=limit)
-        ]
+    def answer(context: str, store: str | None, limit: int) -> tuple[Sequence[str], list[Any]]:
+        hits = th.decisions.query(context, stores=store, limit=limit)
+        return th.stores_for(store), [prediction_hit_data(hit) for hit in hits]
 
     return answer_stdin_queries(answer, args.store, args.limit)
 
@@ -76,6 +75,12 @@ def update(args: argparse.Namespace) -> int:
     if args.prediction is None and prediction_id is None:
         raise InvalidInputError(
             "give --prediction (what the user decides) or --prediction-id (an existing one)"
+        )
+    if args.prediction is not None and prediction_id is not None:
+        raise InvalidInputError(
+            f"--prediction and --prediction-id {prediction_id} exclude each other: give "
+            f"--prediction-id {prediction_id} alone to record on that prediction, or "
+            "--prediction TEXT alone to record a statement"
         )
     with connect(args) as th:
         result = th.decisions.update(
@@ -164,6 +169,8 @@ def import_file(args: argparse.Namespace) -> int:
         count_checked(parse_update_calls(source.lines(), source.name))
         calls = parse_update_calls(source.lines(), source.name)
         with connect(args) as th:
+            # An id must name a prediction of its store before anything is replayed.
+            th.decisions.check_ids(parse_update_calls(source.lines(), source.name), source.name)
             for batch in batches(calls, IMPORT_BATCH):
                 for result in th.decisions.import_calls(batch):
                     counts[result.outcome] = counts.get(result.outcome, 0) + 1

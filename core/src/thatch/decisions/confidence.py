@@ -27,6 +27,14 @@ K = 5.0
 DEFAULT_PRIOR = 0.5
 #: Units of evidence a store needs before its own rate becomes the prior.
 POPULATION_MINIMUM = 20.0
+#: Pseudo-count of the population prior: the store's rate is shrunk toward
+#: 0.5 as if it also held this many units of evidence split evenly, so at
+#: the minimum of evidence the prior is halfway between 0.5 and the rate.
+POPULATION_SHRINK = 20.0
+#: The population prior stays within [1 - bound, bound]: a new, untested
+#: prediction is never near-certain, and one disconfirm takes it below 0.7,
+#: the line under which the agent asks (docs/decision-model.md).
+POPULATION_BOUND = 0.8
 
 
 @attrs.frozen
@@ -54,12 +62,18 @@ def confidence(confirm: float, disconfirm: float, prior: float, k: float = K) ->
 def population_prior(
     total_confirm: float, total_disconfirm: float, *, minimum: float = POPULATION_MINIMUM
 ) -> float:
-    """The store's own confirm rate once it has ``minimum`` units of evidence, else 0.5.
+    """The store's confirm rate, shrunk toward 0.5 and bounded, once it has ``minimum`` units.
 
-    A store whose user confirms 80 % of predictions starts new ones at 0.8
-    instead of pretending to know nothing.
+    ``(confirm + s·0.5) / (confirm + disconfirm + s)`` with s =
+    POPULATION_SHRINK, clamped to [1 − POPULATION_BOUND, POPULATION_BOUND];
+    0.5 below ``minimum`` units of evidence. A store whose user confirms
+    16 of 20 predictions starts new ones at (16 + 10) / 40 = 0.65 instead of
+    pretending to know nothing; 20 confirms and no disconfirm give 0.75, not
+    1.0, and however many confirms a store holds a new prediction starts at
+    0.8 at most.
     """
     total = total_confirm + total_disconfirm
     if total < minimum:
         return DEFAULT_PRIOR
-    return total_confirm / total
+    shrunk = (total_confirm + POPULATION_SHRINK * DEFAULT_PRIOR) / (total + POPULATION_SHRINK)
+    return min(max(shrunk, 1.0 - POPULATION_BOUND), POPULATION_BOUND)

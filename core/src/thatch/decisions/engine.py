@@ -6,6 +6,7 @@ and confidences follow :mod:`thatch.decisions.confidence`.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Literal
@@ -14,7 +15,7 @@ import attrs
 
 from thatch.decisions import firing
 from thatch.decisions.confidence import DEFAULT_PRIOR, EVIDENCE, confidence, population_prior
-from thatch.decisions.wording import LINK_COSINE, why_not_linked
+from thatch.decisions.wording import LINK_COSINE, conflict, why_not_linked
 from thatch.memory.names import validate_store
 from thatch.plugin.decision_storage import DecisionStorage
 from thatch.plugin.decisions import SIGNALS, Matcher, Prediction, Signal
@@ -29,6 +30,8 @@ MAX_TEXT = 2_000
 MATCHER_DEPTH = 32
 #: Close predictions checked for the same wording before a new one is created.
 PREDICTION_CANDIDATES = 5
+#: Close matchers checked for the same situation before a new one is created.
+MATCHER_CANDIDATES = 5
 #: Cosine from which an existing prediction that is not linked is named in the answer.
 SIMILAR_COSINE = 0.5
 
@@ -147,6 +150,12 @@ class DecisionModel:
         """
         checked = check_signal(signal)
         validate_store(store)
+        if prediction_id is not None and prediction.strip():
+            raise InvalidInputError(
+                f"prediction {_shown(prediction)} and prediction_id {prediction_id} exclude "
+                f"each other: give prediction_id alone to record on prediction {prediction_id}, "
+                "or the prediction text alone to record a statement"
+            )
         situation = _clean("matcher", matcher)
         chosen = None if prediction_id is None else self._chosen(prediction_id, store)
         statement = chosen.statement if chosen is not None else _clean("prediction", prediction)
@@ -157,7 +166,7 @@ class DecisionModel:
             [situation] if chosen is not None else [situation, statement]
         )
 
-        nearest = self._nearest(self.storage.nearest_matchers, vectors[0], store)
+        nearest = self._same_matcher(vectors[0], situation, store)
         matcher_created = nearest is None
         if nearest is None:
             matcher_record = self.storage.add_matcher(store, situation, model, vectors[0])
@@ -182,6 +191,20 @@ class DecisionModel:
 
         weight = match_cosine if self.settings.edge_weight_from_cosine else 1.0
         edge_created = self.storage.link(matcher_record.id, target, round(weight, 4))
+        if checked == "create" and not prediction_created and not edge_created:
+            # Unchanged: a statement restated in a situation it already has adds
+            # no evidence and no situation, so nothing is written, not even
+            # provenance or the time of the last update.
+            current = self.storage.get_predictions([target])[target]
+            return UpdateResult(
+                outcome="unchanged",
+                matcher=matcher_record,
+                prediction=current,
+                matcher_created=matcher_created,
+                prediction_created=False,
+                edge_created=False,
+                signal=checked,
+            )
         evidence = EVIDENCE[checked]
         updated = self.storage.add_evidence(
             target,
@@ -204,11 +227,34 @@ class DecisionModel:
             similar=similar,
         )
 
-    def _nearest(self, search: object, vector: object, store: str) -> tuple[int, float] | None:
-        hits = search(vector, self.embedder.model_id, [store], 1)  # type: ignore[operator]
-        if hits and hits[0].score >= self.dedup_threshold:
-            return hits[0].id, float(hits[0].score)
+    def _same_matcher(self, vector: object, situation: str, store: str) -> tuple[int, float] | None:
+        """The nearest matcher that describes this situation, with its cosine; None for a new one.
+
+        A matcher is reused from the dedup cosine on, when its description
+        does not conflict with the situation's (:func:`wording.conflict`: a
+        negation, an antonym, a number, an order or a qualifier that differs):
+        "a pull request that touches old tech debt" and "... that does not
+        touch old tech debt" are two situations, however close their vectors.
+        """
+        hits = self.storage.nearest_matchers(
+            vector,  # type: ignore[arg-type]
+            self.embedder.model_id,
+            [store],
+            MATCHER_CANDIDATES,
+        )
+        close = [hit for hit in hits if hit.score >= self.dedup_threshold]
+        if not close:
+            return None
+        existing = self.storage.get_matchers(hit.id for hit in close)
+        for hit in close:
+            found = existing.get(hit.id)
+            if found is not None and conflict(found.description, situation) is None:
+                return hit.id, float(hit.score)
         return None
+
+    def chosen(self, prediction_id: int, store: str) -> Prediction:
+        """The prediction of ``store`` with this id; a clear error, changing nothing, if none."""
+        return self._chosen(prediction_id, store)
 
     def _chosen(self, prediction_id: int, store: str) -> Prediction:
         """The prediction the agent named by id; a clear error when it is not in ``store``."""
@@ -345,15 +391,37 @@ def check_signal(signal: str) -> Signal:
     return signal
 
 
-def _clean(what: str, text: str) -> str:
+def check_text(what: str, text: str) -> str:
+    """``text`` on one line, if it can be a matcher or a statement; a clear error otherwise.
+
+    Refused: an empty text, one over MAX_TEXT characters, one with a NUL
+    character (no backend stores it as text), and one of nothing but control
+    or format characters (nothing a user could read).
+    """
     stripped = " ".join(text.split())
+    if "\x00" in stripped:
+        raise InvalidInputError(f"{what} text contains a NUL character (\\x00); remove it")
     if not stripped:
         raise InvalidInputError(f"{what} text is empty; describe it in a sentence")
+    if not any(unicodedata.category(char)[0] != "C" for char in stripped):
+        raise InvalidInputError(
+            f"{what} text has only control characters; describe it in a sentence"
+        )
     if len(stripped) > MAX_TEXT:
         raise InvalidInputError(
             f"{what} text has {len(stripped)} characters, over {MAX_TEXT}; shorten it"
         )
-    return redact(stripped).text
+    return stripped
+
+
+def _clean(what: str, text: str) -> str:
+    return redact(check_text(what, text)).text
+
+
+def _shown(text: str) -> str:
+    """A text for an error message: redacted, on one line, cut at 60 characters."""
+    line = redact(" ".join(text.split())).text
+    return repr(line if len(line) <= 60 else line[:57] + "...")
 
 
 def _outcome(signal: Signal, prediction_created: bool, edge_created: bool) -> Outcome:

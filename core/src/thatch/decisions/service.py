@@ -19,6 +19,7 @@ from thatch.decisions.engine import (
     ScoreSettings,
     UpdateResult,
     check_signal,
+    check_text,
 )
 from thatch.jsonlines import check_optional_text, check_required_text, json_objects
 from thatch.memory.names import validate_store
@@ -48,6 +49,8 @@ class UpdateCall:
     rationale: str = ""
     store: str | None = None
     detail: str = ""
+    #: An existing prediction to record on, instead of ``prediction`` (then "").
+    prediction_id: int | None = None
 
 
 def settings_from_config(sections: Any) -> ScoreSettings:
@@ -186,6 +189,19 @@ class Decisions:
             raise _missing(prediction_id)
         return detail.prediction
 
+    def check_ids(self, calls: Iterable[UpdateCall], source: str) -> None:
+        """Every ``prediction_id`` of the calls names a prediction of its call's store.
+
+        Run before an import replays anything, so that an unknown id changes nothing.
+        """
+        for number, call in enumerate(calls, 1):
+            if call.prediction_id is not None:
+                store = call.store or self._th.default_store
+                try:
+                    self.model.chosen(call.prediction_id, store)
+                except (InvalidInputError, NotFoundError) as exc:
+                    raise type(exc)(f"{source}, call {number}: {exc}") from None
+
     def import_calls(self, calls: Iterable[UpdateCall]) -> builtins.list[UpdateResult]:
         """Replay update calls (validated up front by :func:`parse_update_calls`)."""
         return [
@@ -196,6 +212,7 @@ class Decisions:
                 rationale=call.rationale,
                 store=call.store,
                 detail=call.detail,
+                prediction_id=call.prediction_id,
             )
             for call in calls
         ]
@@ -213,13 +230,66 @@ def _missing(prediction_id: int) -> NotFoundError:
     )
 
 
+#: The keys of an import line: text keys, then the id.
+IMPORT_TEXT_KEYS = ("matcher", "prediction", "signal", "rationale", "store", "detail")
+IMPORT_KEYS = (*IMPORT_TEXT_KEYS, "prediction_id")
+
+
+def _kind(value: object) -> str:
+    """What a JSON value is, for an error message."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return "text"
+
+
+def _check_line(data: dict[str, Any], where: str) -> None:
+    """One import line's keys and types; a clear error naming the line and the key."""
+    unknown = [key for key in data if key not in IMPORT_KEYS]
+    if unknown:
+        raise InvalidInputError(
+            f'{where}: unknown key "{unknown[0]}"; the keys are {", ".join(IMPORT_KEYS)}'
+        )
+    for key in IMPORT_TEXT_KEYS:
+        value = data.get(key)
+        if value is not None and not isinstance(value, str):
+            raise InvalidInputError(f'{where}: "{key}" is {_kind(value)}; write it as text')
+    given = data.get("prediction_id")
+    if given is not None and (isinstance(given, bool) or not isinstance(given, int) or given < 1):
+        raise InvalidInputError(
+            f'{where}: "prediction_id" is {_kind(given)}; write a prediction id, a whole number'
+            " from 1 ('thatch predictions list' shows them)"
+        )
+    if data.get("prediction") is not None and given is not None:
+        raise InvalidInputError(
+            f'{where}: "prediction" and "prediction_id" exclude each other; keep one'
+        )
+    required = ["matcher", "signal"] + (["prediction"] if given is None else [])
+    check_required_text(data, where, required)
+    check_optional_text(data, where, ("rationale", "store", "detail"))
+
+
 def parse_update_calls(lines: Iterable[str], source: str) -> Iterator[UpdateCall]:
-    """Parse JSON lines ``{"matcher", "prediction", "signal", "rationale"?, "store"?}``."""
+    """Parse JSON lines ``{"matcher", "prediction" | "prediction_id", "signal", ...}``.
+
+    Also ``"rationale"``, ``"store"`` and ``"detail"``; any other key, a value
+    of the wrong type, or a text that :func:`check_text` refuses is an error
+    naming the line.
+    """
     example = '{"matcher": "...", "prediction": "...", "signal": "create"}'
     for where, data in json_objects(lines, source, example):
-        check_required_text(data, where, ("matcher", "prediction", "signal"))
-        check_optional_text(data, where, ("rationale", "store", "detail"))
+        _check_line(data, where)
         try:
+            check_text("matcher", data["matcher"])
+            if data.get("prediction_id") is None:
+                check_text("prediction", data["prediction"])
             check_signal(data["signal"])
             if data.get("store"):
                 validate_store(data["store"])
@@ -227,9 +297,10 @@ def parse_update_calls(lines: Iterable[str], source: str) -> Iterator[UpdateCall
             raise InvalidInputError(f"{where}: {exc}") from None
         yield UpdateCall(
             matcher=data["matcher"],
-            prediction=data["prediction"],
+            prediction=data.get("prediction") or "",
             signal=data["signal"],
             rationale=data.get("rationale") or "",
             store=data.get("store") or None,
             detail=data.get("detail") or "",
+            prediction_id=data.get("prediction_id"),
         )

@@ -12,9 +12,14 @@ this module says whether they take the same side. Both statements are first
 written the same way (:func:`normalise`: "deal with" becomes "handle", "PRs"
 "pr", "turn off" "not enable"). Two statements take opposite sides when one is
 negated and the other is not, when one holds a word whose antonym the other
-holds instead ("tabs" / "spaces", "before" / "after"), when their numbers
-differ, or when both order the same two things the other way round ("X before
-Y" / "Y before X"). Then what the two statements say differently decides:
+holds instead ("tabs" / "spaces", "before" / "after", "this" / "separate"),
+when their numbers differ, or when both order the same two things the other
+way round ("X before Y" / "Y, then X"; "X before Y" and "Y after X" are the
+same order). What the words cannot decide is not linked either
+(:func:`undecided`): a number only one gives, two orders that cannot be
+compared, a qualifier ("separate") all one adds. :func:`conflict` is both
+checks; the engine also keeps matchers apart with it. Then what the two
+statements say differently decides:
 nothing but a clause one of them adds is the same statement; a single word put
 in place of another is a different choice ("British" / "American", "past" /
 "present": an embedding cannot tell those from synonyms), so it is not linked;
@@ -294,11 +299,49 @@ ANTONYMS: tuple[tuple[str, str], ...] = (
     ("default", "custom"),
     ("fix", "leave"),
     ("rename", "leave"),
+    # Qualifiers that pick one thing or another (QUALIFIERS).
+    ("this", "separate"),
+    ("this", "another"),
+    ("this", "different"),
+    ("same", "different"),
+    ("same", "separate"),
+    ("same", "another"),
+    ("new", "existing"),
+    ("new", "current"),
+    ("new", "old"),
+    ("existing", "separate"),
 )
-#: Words that order two things: what comes before them is preferred or done first.
-_ORDER = re.compile(r"\b(?:before|over|instead of|rather than|above|than|first)\b|,\s*not\b")
+#: Words that order two things: what comes before them is preferred or done
+#: first ("X before Y", "X, then Y", "X first"), except after "after" ("X
+#: after Y" does Y first).
+_ORDER = re.compile(
+    r"\b(?:before|over|instead of|rather than|above|than|first|then|after)\b|,\s*not\b"
+)
 _PREFER_TO = re.compile(r"^\s*(?:prefer|favou?r)\b(.*?)\bto\b(.*)$")
 _LEADING_BEFORE = re.compile(r"^\s*(?:before|over|instead of|rather than)\b([^,]*),(.*)$")
+_LEADING_AFTER = re.compile(r"^\s*after\b([^,]*),(.*)$")
+#: When the preference applies ("When a test fails, …", "… in tests"): the
+#: context of the order, not one of the things ordered.
+_LEADING_CONTEXT = re.compile(r"^\s*(?:when|whenever|if|while|in|for|on|during)\b[^,]*,")
+_TRAILING_CONTEXT = re.compile(r"\b(?:when|whenever|if|while|unless)\b.*$")
+#: Words of an order in time. Only between two such orders does a single
+#: crossing leave the order unclear: "X instead of Y" orders a preference,
+#: and a word both share ("rebase instead of merging main" / "rebase on main
+#: rather than merging") crosses without reversing anything.
+_TEMPORAL = re.compile(r"\b(?:before|after|then|first)\b")
+#: The words that say the order: not part of what is ordered.
+_ORDER_WORDS = frozenset(
+    ["before", "after", "first", "then", "afterward", "afterwards", "later", "last", "next"]
+)
+#: Antonyms that only say an order: when both statements put the same things
+#: in the same order, "X before Y" and "Y after X" hold them and agree.
+_ORDER_ANTONYMS = frozenset([("before", "after"), ("first", "afterward")])
+#: Qualifiers that set one thing against another ("Fix this bug in this PR" /
+#: "Fix this bug in a separate PR"): when one is all a statement adds to the
+#: other, the two may name different things, so they are not safely the same.
+#: Set against each other ("this" / "separate", "new" / "existing") they are
+#: antonyms (ANTONYMS).
+QUALIFIERS = frozenset(["separate", "different", "another", "same"])
 #: What a statement rejects: "X instead of Y", "X rather than Y", "X, not Y",
 #: "prefer X over Y", "prefer X to Y", "rather X than Y". Each says "X, not Y",
 #: so it counts as a negation, and the rejected alternative is what follows.
@@ -393,11 +436,15 @@ def _drops_a_clause(one: str, two: str) -> bool:
     )
 
 
-def antonym_clash(first: str, second: str) -> tuple[str, str] | None:
-    """The antonym pair the two statements hold on opposite sides, if any."""
+def antonym_clash(
+    first: str, second: str, skip: frozenset[tuple[str, str]] = frozenset()
+) -> tuple[str, str] | None:
+    """The antonym pair (not in ``skip``) the two statements hold on opposite sides, if any."""
     one = {stem(word) for word in _words(first)}
     two = {stem(word) for word in _words(second)}
     for left, right in ANTONYMS:
+        if (left, right) in skip:
+            continue
         stems = stem(left), stem(right)
         for mine, theirs in ((one, two), (two, one)):
             if stems[0] in mine - theirs and stems[1] in theirs - mine:
@@ -409,20 +456,32 @@ def ordered_sides(text: str) -> tuple[frozenset[str], frozenset[str]] | None:
     """The content words of what the statement puts first and of what it puts second.
 
     "Handle errors before the happy path", "prefer X over Y", "X rather than
-    Y", "X first, then Y" and "Before Y, X" all put X first. None when the
-    statement orders nothing.
+    Y", "X first, then Y", "X, then Y", "Y after X", "After X, Y" and "Before
+    Y, X" all put X first; "X first" puts X before anything else (the second
+    side is empty). None when the statement orders nothing.
     """
-    lowered = normalise(text)
+    lowered = _TRAILING_CONTEXT.sub("", _LEADING_CONTEXT.sub("", normalise(text)))
     leading = _LEADING_BEFORE.match(lowered)
     if leading:
-        return _content(leading.group(2)), _content(leading.group(1))
+        return _sides(leading.group(2), leading.group(1))
+    leading = _LEADING_AFTER.match(lowered)
+    if leading:
+        return _sides(leading.group(1), leading.group(2))
     prefer = _PREFER_TO.match(lowered)
     if prefer:
-        return _content(prefer.group(1)), _content(prefer.group(2))
+        return _sides(prefer.group(1), prefer.group(2))
     found = _ORDER.search(lowered)
     if found is None:
         return None
-    return _content(lowered[: found.start()]), _content(lowered[found.end() :])
+    before, after = lowered[: found.start()], lowered[found.end() :]
+    if found.group() == "after":
+        before, after = after, before
+    return _sides(before, after)
+
+
+def _sides(first: str, second: str) -> tuple[frozenset[str], frozenset[str]]:
+    skip = {stem(word) for word in _ORDER_WORDS}
+    return _content(first) - skip, _content(second) - skip
 
 
 def _content(text: str) -> frozenset[str]:
@@ -434,14 +493,53 @@ def _content(text: str) -> frozenset[str]:
     )
 
 
+def order_relation(first: str, second: str) -> str | None:
+    """How the orders of the two statements compare: "reversed", "unclear", "same" or None.
+
+    Each statement's order is what it puts first and what second
+    (:func:`ordered_sides`). A thing first in one and second in the other
+    "crosses". Two crossings the other way round ("code, then tests" /
+    "tests, then code"), or one crossing against a statement that puts its
+    thing before anything else ("Write the test first" / "Write the code
+    first, then the test"), are reversed. A single crossing otherwise
+    ("tests before docs" / "code, then tests") cannot be decided from the
+    words: "unclear". "same" when both order the same
+    things the same way; None when neither orders anything.
+    """
+    one, two = ordered_sides(first), ordered_sides(second)
+    if one is None and two is None:
+        return None
+    if one is None or two is None:
+        # One orders things, the other does not: the words they differ by decide.
+        return None
+    # A verb both start with governs both sides ("Write the code, then the
+    # tests" / "Write the tests after the code"): it is not one of the things.
+    verb = _leading_word(first)
+    if verb is not None and verb == _leading_word(second):
+        one = (one[0] - {verb}, one[1] - {verb})
+        two = (two[0] - {verb}, two[1] - {verb})
+    forward = (one[0] - one[1]) & (two[1] - two[0])
+    back = (one[1] - one[0]) & (two[0] - two[1])
+    if (forward and back) or (forward and not one[1]) or (back and not two[1]):
+        return "reversed"
+    if (
+        (forward or back)
+        and _TEMPORAL.search(normalise(first))
+        and _TEMPORAL.search(normalise(second))
+    ):
+        return "unclear"
+    agree = (one[0] & two[0]) and (one[1] & two[1])
+    return "same" if agree else None
+
+
+def _leading_word(text: str) -> str | None:
+    words = _WORD.findall(normalise(text))
+    return stem(words[0]) if words else None
+
+
 def order_reversed(first: str, second: str) -> bool:
     """Whether the statements order two same things the other way round."""
-    one, two = ordered_sides(first), ordered_sides(second)
-    if one is None or two is None:
-        return False
-    crossed_forward = (one[0] - one[1]) & (two[1] - two[0])
-    crossed_back = (one[1] - one[0]) & (two[0] - two[1])
-    return bool(crossed_forward and crossed_back)
+    return order_relation(first, second) == "reversed"
 
 
 def _numbers(text: str) -> set[str]:
@@ -457,11 +555,50 @@ def opposition(first: str, second: str) -> str | None:
     numbers = _numbers(first) ^ _numbers(second)
     if _numbers(first) - _numbers(second) and _numbers(second) - _numbers(first):
         return f"numbers {' / '.join(sorted(numbers))}"
-    clash = antonym_clash(first, second)
+    order = order_relation(first, second)
+    # "Y after X" restates "X before Y": the order words then are no antonyms.
+    clash = antonym_clash(first, second, _ORDER_ANTONYMS if order == "same" else frozenset())
     if clash:
         return f"antonym {clash[0]}/{clash[1]}"
-    if order_reversed(first, second):
+    if order == "reversed":
         return "order"
+    return None
+
+
+def undecided(first: str, second: str) -> str | None:
+    """Why the two statements, on no opposite sides, are still not safely the same, or None.
+
+    What the words cannot decide is not decided for the user: a number only
+    one statement gives ("Indent with spaces." / "Use 4 spaces for
+    indentation."), an order that cannot be compared (:func:`order_relation`),
+    or a qualifier that is all one adds ("Fix this bug in this PR" / "Fix
+    this bug in a separate PR"). Such a pair is kept apart and named as similar.
+    """
+    numbers = _numbers(first) ^ _numbers(second)
+    if numbers:
+        return f"a number only one states: {', '.join(sorted(numbers))}"
+    if order_relation(first, second) == "unclear":
+        return "their orders cannot be compared"
+    only_first, only_second = differing_words(first, second)
+    added = only_first + only_second
+    if len(added) == 1 and added[0] in QUALIFIERS:
+        return f"a qualifier only one holds: {added[0]!r}"
+    return None
+
+
+def conflict(first: str, second: str) -> str | None:
+    """Why two close texts are not the same one, from their words alone; None when they may be.
+
+    Opposite sides (:func:`opposition`) or what the words cannot decide
+    (:func:`undecided`). The same check keeps matchers (situations) and
+    predictions (statements) apart.
+    """
+    opposed = opposition(first, second)
+    if opposed:
+        return f"opposite wording ({opposed})"
+    unsure = undecided(first, second)
+    if unsure:
+        return f"not safely the same ({unsure})"
     return None
 
 
@@ -477,29 +614,35 @@ def why_not_linked(
 
     ``cosine`` is the two statements' cosine; ``similarity`` embeds two short
     texts and returns their cosine: of the two statements as :func:`normalise`
-    writes them (when that changes one), and of the words they swap.
+    writes them (when that changes one), and of the words they swap. A reason
+    that gives the normalised statements' cosine says so, since the answer
+    names the similar prediction with the statements' own cosine.
     """
     if cosine < LINK_COSINE:
-        return f"cosine {cosine:.3f} is below {LINK_COSINE}"
-    opposed = opposition(first, second)
-    if opposed:
-        return f"opposite wording ({opposed})"
+        return f"cosine {cosine:.4f} is below {LINK_COSINE}"
+    conflicted = conflict(first, second)
+    if conflicted:
+        return conflicted
     only_first, only_second = differing_words(first, second)
     if len(only_first) == 1 and len(only_second) == 1:
         return f"one word swapped ({only_first[0]!r} / {only_second[0]!r})"
     one, two = normalise(first), normalise(second)
+    which = ""
     if (one, two) != (first.lower().strip(), second.lower().strip()):
-        cosine = max(cosine, similarity(one, two))
+        normalised = similarity(one, two)
+        if normalised > cosine:
+            # Say so: the answer also shows the statements' own cosine.
+            cosine, which = normalised, " (of the statements as normalised)"
     floor = SWAP_COSINE if only_first and only_second else SUBSET_COSINE
     if cosine < floor:
-        return f"cosine {cosine:.3f} is below {floor}"
+        return f"cosine {cosine:.4f}{which} is below {floor}"
     if only_first and only_second:
         mine, theirs = " ".join(only_first), " ".join(only_second)
         contrast = similarity(mine, theirs)
         if contrast < CONTRAST_COSINE:
             return (
                 f"different words ({mine!r} / {theirs!r}, "
-                f"cosine {contrast:.3f} below {CONTRAST_COSINE})"
+                f"cosine {contrast:.4f} below {CONTRAST_COSINE})"
             )
     return None
 

@@ -1,4 +1,7 @@
-"""Validation of store names and labels: no path tricks, no control characters, no secrets."""
+"""Validation of store names, labels and branches.
+
+No path tricks, no control characters, no secrets; branches by git's rules.
+"""
 
 from __future__ import annotations
 
@@ -15,11 +18,28 @@ MAX_BRANCH = 200
 #: Where stores are read, ``all`` means every store, so no store may be named so.
 EVERY_STORE = "all"
 _STORE_PART = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
-_BRANCH = re.compile(r"[A-Za-z0-9._/+@-]+")
+#: What git refuses anywhere in a ref name (``git help check-ref-format``):
+#: ASCII controls, space, ``~^:?*[\``, and the sequences ``..`` and ``@{``.
+_NOT_IN_REF = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{")
 
 
 def _has_control(text: str) -> bool:
     return any(unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp") for char in text)
+
+
+def refuse_secret(what: str, text: str, fix: str) -> None:
+    """Raise if ``text`` (a name: ``what`` says which) looks like it holds a token or key.
+
+    Names are stored and printed everywhere, unredacted, so one that holds a
+    token (pasted in the wrong argument) must not be written. The message
+    shows the text redacted: it may end up in logs.
+    """
+    redaction = redact(text)
+    if redaction.count:
+        raise InvalidInputError(
+            f"{what} {redaction.text!r} looks like it holds a secret "
+            f"({', '.join(redaction.kinds)}); {fix}, and keep the token out of it"
+        )
 
 
 def validate_store(name: str) -> str:
@@ -44,16 +64,7 @@ def validate_store(name: str) -> str:
         raise InvalidInputError(f"store name {name!r} has no owner part; {fix}")
     if len(parts) > 2 or not all(_STORE_PART.fullmatch(part) for part in parts):
         raise InvalidInputError(f"store name {name!r} is not valid; {fix}")
-    # A store name is stored and printed everywhere, so one that holds a
-    # token (pasted in the wrong argument) must not be written. The message
-    # shows the name redacted: it may end up in logs.
-    redaction = redact(name)
-    if redaction.count:
-        raise InvalidInputError(
-            f"store name {redaction.text!r} looks like it holds a secret "
-            f"({', '.join(redaction.kinds)}); use the repository's 'owner/name', "
-            "e.g. 'acme/shop', and keep the token out of it"
-        )
+    refuse_secret("store name", name, "use the repository's 'owner/name', e.g. 'acme/shop'")
     return name
 
 
@@ -70,14 +81,42 @@ def validate_label(label: str) -> str:
         raise InvalidInputError(f"label {label[:40]!r}... is over {MAX_LABEL} characters; {fix}")
     if "/" in label or "\\" in label or label in (".", ".."):
         raise InvalidInputError(f"label {label!r} looks like a path; {fix}")
+    refuse_secret("label", label, "use a plain name such as 'api-auth'")
     return label
 
 
 def validate_branch(branch: str | None) -> str | None:
-    """Return ``branch`` (None allowed) if it looks like a git branch name."""
+    """Return ``branch`` (None allowed) if git takes it as a branch name and it holds no secret.
+
+    The rules are git's (``git check-ref-format --branch``), and two of
+    thatch's: no Unicode control or format character (invisible, or turning
+    text around, where a branch is printed) and at most :data:`MAX_BRANCH`
+    characters.
+    """
     if branch is None:
         return None
     fix = "use a git branch name such as 'main' or 'feature/login'"
-    if not branch or len(branch) > MAX_BRANCH or not _BRANCH.fullmatch(branch) or ".." in branch:
-        raise InvalidInputError(f"branch {branch!r} is not a valid branch name; {fix}")
+    problem = _branch_problem(branch)
+    if problem:
+        raise InvalidInputError(f"branch {branch!r} is not a valid branch name: {problem}; {fix}")
+    refuse_secret("branch", branch, fix)
     return branch
+
+
+def _branch_problem(branch: str) -> str | None:
+    """What git (or thatch, for the two rules of its own) finds wrong with ``branch``."""
+    found = _NOT_IN_REF.search(branch)
+    parts = branch.split("/")
+    checks = (
+        (not branch, "it is empty"),
+        (len(branch) > MAX_BRANCH, f"it is over {MAX_BRANCH} characters"),
+        (found is not None, f"git refuses {found.group()!r} in a ref" if found else ""),
+        (_has_control(branch), "it has a control character"),
+        (branch.startswith("-"), "it starts with '-'"),
+        (branch in ("@", "HEAD"), f"{branch!r} is git's name for the current commit"),
+        ("" in parts, "it starts or ends with '/', or has '//'"),
+        (any(part.startswith(".") for part in parts), "a part starts with '.'"),
+        (any(part.endswith(".lock") for part in parts), "a part ends with '.lock'"),
+        (branch.endswith("."), "it ends with '.'"),
+    )
+    return next((problem for failed, problem in checks if failed), None)

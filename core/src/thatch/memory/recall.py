@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Literal
@@ -32,14 +33,15 @@ def recall(
     limit: int = 5,
     mode: RecallMode = "hybrid",
     min_cosine: float | None = None,
-    record: bool = True,
+    record_threshold: float | None = None,
     include_archived: bool = False,
 ) -> list[RecallHit]:
     """The ``limit`` best memories in ``scope`` for ``query``.
 
     ``min_cosine`` drops hits whose meaning is further than that from the
-    query, whatever their words. ``record`` counts the hits as recalled.
-    ``include_archived`` also searches the archived memories.
+    query, whatever their words. ``record_threshold``, the recall threshold,
+    counts the hits relevant by it as recalled (see :func:`recorded`); None
+    counts none. ``include_archived`` also searches the archived memories.
     """
     if not query.strip() or limit <= 0:
         return []
@@ -95,6 +97,27 @@ def recall(
         for item in fused
         if item.id in memories
     ]
-    if record and hits:
-        storage.record_recall([hit.memory.id for hit in hits], datetime.now(UTC))
+    if record_threshold is not None:
+        counted = recorded(hits, record_threshold)
+        if counted:
+            storage.record_recall(counted, datetime.now(UTC))
     return hits
+
+
+def is_relevant(hit: RecallHit, recall_threshold: float) -> bool:
+    """Whether ``hit`` clears the calibrated recall threshold: what automatic recall shows."""
+    return hit.cosine >= recall_threshold
+
+
+def recorded(hits: Iterable[RecallHit], recall_threshold: float) -> list[int]:
+    """Ids of the hits a search counts as recalled: the relevant ones, unarchived.
+
+    A weak match was not what the search was after, and an archived memory
+    is out of use: counting either would keep it from ever looking stale to
+    ``thatch hygiene``.
+    """
+    return [
+        hit.memory.id
+        for hit in hits
+        if is_relevant(hit, recall_threshold) and not hit.memory.archived
+    ]

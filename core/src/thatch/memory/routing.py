@@ -28,7 +28,6 @@ and a duplicate pair is always within one store, so within one place.
 
 from __future__ import annotations
 
-import shlex
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
@@ -36,12 +35,8 @@ from typing import TYPE_CHECKING, TypeVar
 
 import attrs
 
-from thatch.plugin.errors import (
-    ArchivedMemoryError,
-    InvalidInputError,
-    NotFoundError,
-    StorageError,
-)
+from thatch.plugin import sql_rows
+from thatch.plugin.errors import InvalidInputError, NotFoundError, StorageError
 from thatch.plugin.records import Memory, NewMemory, Scope, ScoredId, StoreInfo, WriteResult
 from thatch.plugin.storage import MemoryStorage, Verdict
 
@@ -173,9 +168,10 @@ class StoreRouter:
     def write_memories(self, items: Sequence[NewMemory]) -> list[WriteResult]:
         grouped = self._positions_by_place(item.store for item in items)
         if len(grouped) > 1:
-            # Each place commits its share alone: refuse an archived memory
-            # before any place writes, as one backend refuses the whole batch.
-            self._refuse_archived(items)
+            # Each place commits its share alone: refuse an archived memory or
+            # a taken label before any place writes, as one backend refuses
+            # the whole batch (each place checks again inside its transaction).
+            self._refuse_before_writing(items)
         results: dict[int, WriteResult] = {}
         for place, positions in grouped.items():
             written = self._storages[place].write_memories([items[p] for p in positions])
@@ -199,15 +195,11 @@ class StoreRouter:
             grouped[self._place(store)].append(position)
         return grouped
 
-    def _refuse_archived(self, items: Sequence[NewMemory]) -> None:
+    def _refuse_before_writing(self, items: Sequence[NewMemory]) -> None:
         for item in items:
             stored = self._storages[self._place(item.store)].get_memory(item.store, item.label)
-            if stored is not None and stored.archived:
-                raise ArchivedMemoryError(
-                    f"memory '{stored.label}' in store '{stored.store}' is archived; "
-                    f"unarchive it first: thatch unarchive {shlex.quote(stored.label)} "
-                    f"--store {shlex.quote(stored.store)}"
-                )
+            if stored is not None:
+                sql_rows.changes_stored(stored, item)  # raises what a backend would
 
     def delete_memory(self, store: str, label: str) -> bool:
         return self._storages[self._place(store)].delete_memory(store, label)

@@ -8,13 +8,15 @@ unvalidated, unredacted or without its model id.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 import attrs
 
 from thatch.memory.names import validate_branch, validate_label, validate_store
+from thatch.plugin import sql_rows
 from thatch.plugin.embedder import Embedder
-from thatch.plugin.errors import InvalidInputError
+from thatch.plugin.errors import InvalidInputError, LabelTakenError
 from thatch.plugin.records import (
     Memory,
     NewMemory,
@@ -33,8 +35,6 @@ if TYPE_CHECKING:
 MAX_CONTENT = 20_000
 #: How many near duplicates a write reports at most.
 SIMILAR_LIMIT = 3
-#: How much of a stored memory's first line a refused save quotes.
-QUOTED_LINE = 80
 
 
 @attrs.frozen
@@ -45,10 +45,15 @@ class MemoryInput:
     content: str
     store: str
     branch: str | None = None
+    #: The times to keep (an import's); None: the time of the write.
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
 
 
 @attrs.frozen
-class _Prepared:
+class Prepared:
+    """A memory input validated, its content redacted: what would be stored."""
+
     item: MemoryInput
     content: str
     redactions: int
@@ -88,9 +93,9 @@ class MemoryWriter:
         so a caller that reports progress never reports an unsaved memory.
         """
         results: list[RememberResult] = []
-        batch: list[_Prepared] = []
+        batch: list[Prepared] = []
         for item in items:
-            batch.append(_prepare(item))
+            batch.append(prepare(item))
             if len(batch) >= batch_size:
                 results.extend(self._save(batch, overwrite, on_saved))
                 batch = []
@@ -100,7 +105,7 @@ class MemoryWriter:
 
     def _save(
         self,
-        batch: Sequence[_Prepared],
+        batch: Sequence[Prepared],
         overwrite: bool,
         on_saved: Callable[[RememberResult], None] | None,
     ) -> list[RememberResult]:
@@ -121,6 +126,11 @@ class MemoryWriter:
                 branch=p.item.branch,
                 model=model,
                 embedding=vector_of[id(p)],
+                # Checked again by the backend inside its transaction: another
+                # writer may take a new label between the lookup above and it.
+                overwrite=overwrite,
+                created_at=p.item.created_at,
+                updated_at=p.item.updated_at,
             )
             for p in changed
         ]
@@ -148,14 +158,14 @@ class MemoryWriter:
                 on_saved(result)
         return results
 
-    def _embed(self, batch: Sequence[_Prepared]) -> dict[int, npt.NDArray[np.float32]]:
+    def _embed(self, batch: Sequence[Prepared]) -> dict[int, npt.NDArray[np.float32]]:
         """Each item's vector, by the item's id (no embedder call for an empty batch)."""
         if not batch:
             return {}
         vectors = self._embedder.embed_passages([p.content for p in batch])
         return {id(p): vectors[i] for i, p in enumerate(batch)}
 
-    def _similar(self, prepared: _Prepared, vector: npt.NDArray[np.float32]) -> tuple[Similar, ...]:
+    def _similar(self, prepared: Prepared, vector: npt.NDArray[np.float32]) -> tuple[Similar, ...]:
         store, label = prepared.item.store, prepared.item.label
         threshold = self._dedup_threshold()
         hits = self._storage.vector_search(
@@ -173,21 +183,20 @@ class MemoryWriter:
         )[:SIMILAR_LIMIT]
 
 
-def _refuse_taken_labels(
-    changed: Sequence[_Prepared], current: Mapping[int, Memory | None]
-) -> None:
+def _refuse_taken_labels(changed: Sequence[Prepared], current: Mapping[int, Memory | None]) -> None:
     """Raise if a changed item's label holds other content (``current`` by item id)."""
     for prepared in changed:
         stored = current[id(prepared)]
-        # The same text under an older model is re-embedded, not replaced.
-        if stored is not None and (stored.content, stored.branch) != (
-            prepared.content,
-            prepared.item.branch,
-        ):
-            raise InvalidInputError(_taken_message(stored))
+        if stored is not None and replaces(stored, prepared):
+            raise LabelTakenError(stored)
 
 
-def _is_unchanged(prepared: _Prepared, current: Memory | None, model: str) -> bool:
+def replaces(stored: Memory, prepared: Prepared) -> bool:
+    """Whether saving ``prepared`` over ``stored`` replaces what it says (needs overwrite)."""
+    return sql_rows.replaces(stored, prepared.content, prepared.item.branch)
+
+
+def _is_unchanged(prepared: Prepared, current: Memory | None, model: str) -> bool:
     return (
         current is not None
         and current.content == prepared.content
@@ -196,29 +205,11 @@ def _is_unchanged(prepared: _Prepared, current: Memory | None, model: str) -> bo
     )
 
 
-def _taken_message(current: Memory) -> str:
-    """Why a save was refused, with the stored text's first line so the caller can judge."""
-    lines = current.content.strip().splitlines() or [""]
-    first = lines[0]
-    if len(first) > QUOTED_LINE or len(lines) > 1:
-        first = first[:QUOTED_LINE].rstrip() + "..."
-    return (
-        f"memory {current.label!r} already exists in store {current.store}: {first!r}; "
-        "to replace it, save again with overwrite (--overwrite for 'thatch remember', "
-        "overwrite: true for memory_remember), or choose another label"
-    )
-
-
-def _prepare(item: MemoryInput) -> _Prepared:
-    """Validate names and redact secrets; raises before anything is written."""
+def prepare(item: MemoryInput) -> Prepared:
+    """Validate names and content, redact secrets; raises before anything is written."""
     validate_store(item.store)
     validate_label(item.label)
     validate_branch(item.branch)
-    if redact(item.label).count:
-        raise InvalidInputError(
-            "label looks like it holds a secret (a token or key); "
-            "use a plain name such as 'api-auth'"
-        )
     if not item.content.strip():
         raise InvalidInputError(
             f"content of memory {item.label!r} is empty; give the fact to remember"
@@ -229,4 +220,4 @@ def _prepare(item: MemoryInput) -> _Prepared:
             f"{MAX_CONTENT}; split it into several memories"
         )
     redaction = redact(item.content)
-    return _Prepared(item=item, content=redaction.text, redactions=redaction.count)
+    return Prepared(item=item, content=redaction.text, redactions=redaction.count)

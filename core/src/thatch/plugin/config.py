@@ -203,6 +203,7 @@ class Config:
         """Read the config file under ``home`` (or the user's) and apply the environment."""
         env = os.environ if environ is None else environ
         paths = Paths.resolve(home, env)
+        _check_home(paths)
         server = database_url.from_environ(env)
         data = _read_toml(paths.config_file)
         plugins = _table(data, "plugins", paths.config_file)
@@ -256,6 +257,16 @@ def _threshold(
             f"set a number between -1 and 1, e.g. {example}, or unset it"
         )
     return value
+
+
+def _check_home(paths: Paths) -> None:
+    """A home that exists must be a folder: everything thatch keeps goes under it."""
+    home = paths.home
+    if home is not None and home.exists() and not home.is_dir():
+        raise ConfigError(
+            f"thatch home {home} (--home or THATCH_HOME) is a file, not a folder; "
+            "give a folder (it is made if missing), or move the file away"
+        )
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

@@ -47,6 +47,15 @@ class NewMemory:
     model: str
     #: Unit-length float32 vector of ``content`` from ``model``.
     embedding: object = attrs.field(eq=False, repr=False)
+    #: False: a label that holds other content or another branch is refused
+    #: with :class:`thatch.plugin.errors.LabelTakenError`. The backend decides
+    #: inside the write's transaction, so two saves racing for one new label
+    #: cannot both win.
+    overwrite: bool = True
+    #: The times to keep (an import's); None means the time of the write.
+    #: An update keeps the memory's ``created_at`` whatever this says.
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
 
 
 @attrs.frozen

@@ -20,9 +20,9 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from thatch.plugin.decisions import SIGNALS, Fire, Matcher, Prediction, Provenance
-from thatch.plugin.errors import ArchivedMemoryError, NotFoundError
+from thatch.plugin.errors import ArchivedMemoryError, LabelTakenError, NotFoundError
 from thatch.plugin.prediction_log import ROW_KEYS, LoggedPrediction
-from thatch.plugin.records import Memory, ScoredId
+from thatch.plugin.records import Memory, NewMemory, ScoredId
 
 if TYPE_CHECKING:
     from thatch.plugin.decision_storage import DecisionKind
@@ -144,5 +144,28 @@ def archived_memory(store: str, label: str) -> ArchivedMemoryError:
     """The error for an update of an archived memory: it says how to unarchive it."""
     return ArchivedMemoryError(
         f"memory '{label}' in store '{store}' is archived; unarchive it first: "
-        f"thatch unarchive {shlex.quote(label)} --store {shlex.quote(store)}"
+        f"thatch unarchive {shlex.quote(label)} {shlex.quote(store)}"
     )
+
+
+def replaces(stored: Memory, content: str, branch: str | None) -> bool:
+    """Whether saving ``content`` on ``branch`` over ``stored`` replaces what it says.
+
+    Only a save with overwrite may. The same text under another model is
+    re-embedded, not replaced.
+    """
+    return (stored.content, stored.branch) != (content, branch)
+
+
+def changes_stored(stored: Memory, item: NewMemory) -> bool:
+    """Whether writing ``item`` over the row ``stored`` of its label changes it.
+
+    Called inside the write's transaction, with the row locked: refuses a
+    save without overwrite that :func:`replaces` the row, then an update of an
+    archived memory. Raising rolls back the whole batch.
+    """
+    if not item.overwrite and replaces(stored, item.content, item.branch):
+        raise LabelTakenError(stored)
+    if stored.archived:
+        raise archived_memory(stored.store, stored.label)
+    return (stored.content, stored.branch, stored.model) != (item.content, item.branch, item.model)

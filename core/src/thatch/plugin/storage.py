@@ -57,10 +57,17 @@ class MemoryStorage(Protocol):
         (core skips identical texts before it calls the backend).
 
         An item whose content, branch and model equal the stored ones is
-        ``unchanged`` and not written. Updating an archived memory raises
-        :class:`thatch.plugin.errors.ArchivedMemoryError` and writes none of the
-        items. When a memory's content changes, reviewed duplicate pairs that
-        involve it are forgotten (the review was of the old text).
+        ``unchanged`` and not written. An item without ``overwrite`` whose
+        label holds other content or another branch raises
+        :class:`thatch.plugin.errors.LabelTakenError`, decided on the row as it
+        is inside the transaction (one written by another writer a moment ago
+        included); updating an archived memory raises
+        :class:`thatch.plugin.errors.ArchivedMemoryError`; either writes none
+        of the items (:func:`thatch.plugin.sql_rows.changes_stored` is that
+        decision). A created memory takes the item's ``created_at`` and
+        ``updated_at``, an updated one its ``updated_at`` (each None: the time
+        of the write). When a memory's content changes, reviewed duplicate
+        pairs that involve it are forgotten (the review was of the old text).
         """
 
     def delete_memory(self, store: str, label: str) -> bool:

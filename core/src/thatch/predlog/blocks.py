@@ -29,6 +29,8 @@ from thatch.plugin.privacy import redact_secrets
 #: The keys of a Prediction's mapping that are not row fields: the row's own
 #: columns, and the decision texts the shapes put beside a Prediction.
 ROW_COLUMNS = ("action", "toward", "confidence")
+#: What a Prediction may say the user will do (``action``), as ``predlog score --actual`` does.
+ACTIONS = ("accept", "correct")
 NOT_FIELDS = frozenset({*ROW_COLUMNS, "decision", "choice", "ruling"})
 #: The info-string languages of a YAML fence.
 YAML_LANGUAGES = frozenset({"yaml", "yml"})
@@ -370,11 +372,17 @@ def _decision_mappings(
 
 def _stated(mapping: Mapping[Any, Any], where: str) -> StatedPrediction:
     confidence = checked_confidence(mapping.get("confidence"), where, "confidence" in mapping)
-    action = _text(mapping.get("action"))
+    given = mapping.get("action")
+    action = _text(given)
     if not action.strip():
         raise MalformedPrediction(f"{where} has no action; write action: accept or action: correct")
+    if not isinstance(given, str) or action.strip().lower() not in ACTIONS:
+        raise MalformedPrediction(
+            f"action {_shown(given)} is not accept or correct ({where}); "
+            "write action: accept or action: correct"
+        )
     return StatedPrediction(
-        action=action.strip(),
+        action=action.strip().lower(),
         toward=_text(mapping.get("toward")),
         confidence=confidence,
         fields=_row_fields(mapping),

@@ -38,7 +38,12 @@ import pytest
 
 from thatch.plugin.decision_storage import DecisionKind, DecisionStorage
 from thatch.plugin.decisions import Edge, Matcher, Prediction, Provenance
-from thatch.plugin.errors import ArchivedMemoryError, InvalidInputError, NotFoundError
+from thatch.plugin.errors import (
+    ArchivedMemoryError,
+    InvalidInputError,
+    LabelTakenError,
+    NotFoundError,
+)
 from thatch.plugin.prediction_log import LoggedPrediction, PredictionStorage
 from thatch.plugin.records import Memory, NewMemory, Scope, ScoredId, StoreInfo
 from thatch.plugin.storage import MemoryStorage
@@ -76,6 +81,9 @@ def new(
     branch: str | None = None,
     model: str = "model-a",
     vector: np.ndarray | None = None,
+    overwrite: bool = True,
+    created_at: datetime | None = None,
+    updated_at: datetime | None = None,
 ) -> NewMemory:
     """A NewMemory; without ``vector``, one seeded from the label."""
     if vector is None:
@@ -87,6 +95,9 @@ def new(
         branch=branch,
         model=model,
         embedding=vector,
+        overwrite=overwrite,
+        created_at=created_at,
+        updated_at=updated_at,
     )
 
 
@@ -312,11 +323,78 @@ class MemoryStorageContract(BackendContract):
         assert "old" in message
         assert APP in message
         assert "unarchive it first" in message
-        assert f"thatch unarchive old --store {APP}" in message
+        assert f"thatch unarchive old {APP}" in message
         assert storage.get_memory(APP, "brand-new") is None
         assert stored(storage, "other").content == "before"
         assert stored(storage, "old").content == "kept"
         assert stored(storage, "old").archived
+
+    def test_without_overwrite_a_taken_label_is_refused_inside_the_write(
+        self, open_storage: Opener
+    ) -> None:
+        first, second = open_storage(), open_storage()
+        write(first, new("deploy", "alpha", overwrite=False))
+
+        # The second handle never looked the label up: the backend alone refuses.
+        with pytest.raises(LabelTakenError) as caught:
+            second.write_memories(
+                [new("fresh", overwrite=False), new("deploy", "beta", overwrite=False)]
+            )
+
+        assert caught.value.current.content == "alpha"
+        assert "'deploy' already exists" in str(caught.value)
+        assert second.get_memory(APP, "fresh") is None  # the whole batch rolled back
+        assert stored(second, "deploy").content == "alpha"
+        with pytest.raises(LabelTakenError):
+            second.write_memories([new("deploy", "alpha", branch="dev", overwrite=False)])
+        # The same text again replaces nothing: unchanged, or re-embedded for another model.
+        [same] = second.write_memories([new("deploy", "alpha", overwrite=False)])
+        assert same.action == "unchanged"
+        [moved] = second.write_memories([new("deploy", "alpha", model="model-b", overwrite=False)])
+        assert (moved.action, moved.memory.model) == ("updated", "model-b")
+
+    def test_racing_saves_of_a_new_label_leave_exactly_one(self, open_storage: Opener) -> None:
+        writers = 6
+        handles = [open_storage() for _ in range(writers)]
+        start = threading.Barrier(writers)
+        outcomes: list[str] = [""] * writers
+
+        def save(index: int) -> None:
+            start.wait()
+            try:
+                [result] = handles[index].write_memories(
+                    [new("race", f"written by {index}", overwrite=False)]
+                )
+                outcomes[index] = result.action
+            except LabelTakenError:
+                outcomes[index] = "refused"
+            except Exception as exc:  # shown in the assertion below
+                outcomes[index] = repr(exc)
+
+        threads = [threading.Thread(target=save, args=(index,)) for index in range(writers)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+
+        assert sorted(outcomes) == ["created"] + ["refused"] * (writers - 1)
+        winner = outcomes.index("created")
+        assert stored(handles[0], "race").content == f"written by {winner}"
+
+    def test_a_write_keeps_the_times_it_is_given(self, storage: MemoryStorage) -> None:
+        made, changed = T0, T0 + timedelta(days=3)
+        [created] = write(storage, new("a", "old", created_at=made, updated_at=made))
+        assert (created.created_at, created.updated_at) == (made, made)
+        assert stored(storage, "a") == created
+
+        # An update keeps when the memory was made, whatever the item says.
+        [updated] = write(storage, new("a", "new", created_at=changed, updated_at=changed))
+        assert (updated.created_at, updated.updated_at) == (made, changed)
+        assert stored(storage, "a") == updated
+
+        [fresh] = write(storage, new("b", "now"))
+        assert recent(fresh.created_at)
+        assert fresh.updated_at == fresh.created_at
 
     def test_delete(self, storage: MemoryStorage) -> None:
         [memory] = write(storage, new("a"))

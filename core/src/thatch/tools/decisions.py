@@ -18,6 +18,12 @@ from thatch.tools.memory import STORE_SCOPE
 from thatch.tools.schema import arguments, integer, string
 
 MAX_PREDICTIONS = 50
+#: prediction_list: predictions per answer by default, and at most.
+DEFAULT_LISTED = 20
+MAX_LISTED = 200
+#: prediction_list: latest provenance entries per prediction by default, and at most.
+DEFAULT_PROVENANCE = 3
+MAX_PROVENANCE = 1_000
 
 SESSION = string(
     "Your session id, when you know it: showings and feedback are then logged per session "
@@ -43,10 +49,12 @@ def _query(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
 
 
 def _update(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
-    if "prediction" not in args and "prediction_id" not in args:
+    if ("prediction" in args) == ("prediction_id" in args):
+        given = "both" if "prediction" in args else "neither"
         raise InvalidInputError(
-            "give 'prediction' (what the user decides) or 'prediction_id' (an existing "
-            "prediction, e.g. the similar one an earlier answer named)"
+            f"{given} of 'prediction' and 'prediction_id' given; give one: 'prediction' "
+            "(what the user decides) or 'prediction_id' (an existing prediction, e.g. the "
+            "similar one an earlier answer named), not both"
         )
     result = ctx.thatch.decisions.update(
         args["matcher"],
@@ -61,19 +69,29 @@ def _update(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
     return {**to_json_data(result), "confidence": result.confidence, "evidence": result.evidence}
 
 
-def _detail_data(detail: PredictionDetail) -> dict[str, Any]:
-    """A prediction as JSON with its matchers (each with its edge weight) and provenance."""
+def _detail_data(detail: PredictionDetail, provenance: int) -> dict[str, Any]:
+    """A prediction as JSON with its matchers (each with its edge weight) and provenance.
+
+    Only the latest ``provenance`` entries are listed (oldest first);
+    ``provenance_total`` counts them all (``thatch predictions show ID``
+    prints every one).
+    """
+    entries = list(detail.provenance)
     return {
         **to_json_data(detail.prediction),
         "matchers": [
             {**to_json_data(matcher), "weight": edge.weight} for matcher, edge in detail.matchers
         ],
-        "provenance": to_json_data(list(detail.provenance)),
+        "provenance": to_json_data(entries[-provenance:] if provenance else []),
+        "provenance_total": len(entries),
     }
 
 
 def _list(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
-    return [_detail_data(detail) for detail in ctx.thatch.decisions.details(args.get("store"))]
+    decisions = ctx.thatch.decisions
+    offset, limit = args["offset"], args["limit"]
+    chosen = decisions.list(args.get("store"))[offset : offset + limit]
+    return [_detail_data(decisions.show(p.id), args["provenance"]) for p in chosen]
 
 
 def _delete(ctx: ToolContext, args: Mapping[str, Any]) -> Any:
@@ -97,7 +115,8 @@ QUERY = Tool(
         "best first, each with its statement, the situation it was learned in (matcher), "
         "confidence (0 to 1), tests (how many times feedback confirmed or contradicted it) "
         "and score. Follow strong ones (confidence >= 0.7 with several tests); for weak or "
-        "conflicting ones, say what you would do and ask the user."
+        "conflicting ones, say what you would do and ask the user. With a session, each "
+        "prediction returned is logged as shown, for calibration (the only write)."
     ),
     input_schema=arguments(
         {
@@ -114,7 +133,8 @@ QUERY = Tool(
         "context",
     ),
     handler=_query,
-    read_only=True,
+    # Not read-only: with a session it logs a showing of each prediction returned.
+    read_only=False,
 )
 
 UPDATE = Tool(
@@ -169,9 +189,28 @@ LIST = Tool(
         "List the predictions of the user decision model of this project's store and global, "
         "one store, or 'all': each with its id, statement, rationale, confidence, confirm and "
         "disconfirm counts, the situations (matchers) it is linked to with their weights, and "
-        "its provenance (every feedback signal, when, and what the user said)."
+        "its latest provenance entries (feedback signal, when, what the user said) with "
+        "'provenance_total', the count of all. By id, at most 'limit' from 'offset': fewer "
+        "than 'limit' means the end; the next page starts at offset + limit."
     ),
-    input_schema=arguments({"store": STORE_SCOPE}),
+    input_schema=arguments(
+        {
+            "store": STORE_SCOPE,
+            "limit": integer(
+                "How many predictions at most.",
+                minimum=1,
+                maximum=MAX_LISTED,
+                default=DEFAULT_LISTED,
+            ),
+            "offset": integer("How many predictions to skip, by id.", minimum=0, default=0),
+            "provenance": integer(
+                "How many of each prediction's latest provenance entries to include.",
+                minimum=0,
+                maximum=MAX_PROVENANCE,
+                default=DEFAULT_PROVENANCE,
+            ),
+        }
+    ),
     handler=_list,
     read_only=True,
 )

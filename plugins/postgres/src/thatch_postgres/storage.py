@@ -54,7 +54,8 @@ _INSERT = """
     VALUES (%(store)s, %(label)s, %(content)s, %(branch)s, %(model)s, %(embedding)s,
         setweight(to_tsvector('english', %(label_words)s), 'A')
             || setweight(to_tsvector('english', %(content_words)s), 'D'),
-        now(), now())
+        COALESCE(%(created_at)s::timestamptz, now()),
+        COALESCE(%(updated_at)s::timestamptz, now()))
     ON CONFLICT (store, label) DO NOTHING
     RETURNING id, store, label, content, branch, archived, model, created_at, updated_at,
         recall_count, last_recalled_at
@@ -76,7 +77,7 @@ _UPDATE = """
         embedding = %(embedding)s,
         search = setweight(to_tsvector('english', %(label_words)s), 'A')
             || setweight(to_tsvector('english', %(content_words)s), 'D'),
-        updated_at = now(), rev = nextval('memory_rev')
+        updated_at = COALESCE(%(updated_at)s::timestamptz, now()), rev = nextval('memory_rev')
     WHERE id = %(id)s
     RETURNING id, store, label, content, branch, archived, model, created_at, updated_at,
         recall_count, last_recalled_at
@@ -260,14 +261,12 @@ class PostgresStorage(DecisionsMixin, PredictionLogMixin):
                     results.append(WriteResult(sql_rows.memory(row), "created"))
                     continue
                 # The label exists (perhaps written a moment ago by another
-                # machine): lock it, then decide.
+                # machine): lock it, then decide. A save without overwrite
+                # that lost the race for a new label is refused here.
                 row = conn.execute(_LOCK_LABEL, (item.store, item.label)).fetchone()
                 assert row is not None, "a conflicting row is there until the transaction ends"
                 old = sql_rows.memory(row)
-                if old.archived:
-                    # Raising rolls back the whole batch.
-                    raise sql_rows.archived_memory(old.store, old.label)
-                if (old.content, old.branch, old.model) == (item.content, item.branch, item.model):
+                if not sql_rows.changes_stored(old, item):
                     results.append(WriteResult(old, "unchanged"))
                     continue
                 new_row = conn.execute(_UPDATE, params | {"id": old.id}).fetchone()
@@ -530,6 +529,8 @@ def _params(item: NewMemory) -> dict[str, Any]:
         "embedding": to_bytes(item.embedding),
         "label_words": text.stored_words(item.label),
         "content_words": text.stored_words(item.content),
+        "created_at": item.created_at,
+        "updated_at": item.updated_at,
     }
 
 

@@ -200,14 +200,15 @@ class SQLiteStorage(DecisionsMixin, PredictionLogMixin):
                 if row is None:
                     results.append(WriteResult(_create(conn, item, vector, now), "created"))
                     continue
+                # BEGIN IMMEDIATE holds the write lock from the first read, so
+                # no other writer can take the label between this read and
+                # the write: a save without overwrite that finds it taken
+                # meanwhile is refused here, and the batch rolled back.
                 old = _memory(row)
-                if old.archived:
-                    # Raising rolls back the whole batch.
-                    raise sql_rows.archived_memory(old.store, old.label)
-                if (old.content, old.branch, old.model) == (item.content, item.branch, item.model):
-                    results.append(WriteResult(old, "unchanged"))
-                else:
+                if sql_rows.changes_stored(old, item):
                     results.append(WriteResult(_update(conn, old, item, vector, now), "updated"))
+                else:
+                    results.append(WriteResult(old, "unchanged"))
         return results
 
     def delete_memory(self, store: str, label: str) -> bool:
@@ -444,10 +445,11 @@ class SQLiteStorage(DecisionsMixin, PredictionLogMixin):
 
 
 def _create(conn: sqlite3.Connection, item: NewMemory, vector: Vector, now: float) -> Memory:
+    created, updated = _epoch(item.created_at, now), _epoch(item.updated_at, now)
     cursor = conn.execute(
         "INSERT INTO memories (store, label, content, branch, archived, model, embedding,"
         " created_at, updated_at) VALUES (:store, :label, :content, :branch, 0, :model,"
-        " :embedding, :now, :now)",
+        " :embedding, :created, :updated)",
         {
             "store": item.store,
             "label": item.label,
@@ -455,11 +457,11 @@ def _create(conn: sqlite3.Connection, item: NewMemory, vector: Vector, now: floa
             "branch": item.branch,
             "model": item.model,
             "embedding": to_blob(vector),
-            "now": now,
+            "created": created,
+            "updated": updated,
         },
     )
     assert cursor.lastrowid is not None
-    when = to_time(now)
     return Memory(
         id=cursor.lastrowid,
         store=item.store,
@@ -468,9 +470,14 @@ def _create(conn: sqlite3.Connection, item: NewMemory, vector: Vector, now: floa
         branch=item.branch,
         archived=False,
         model=item.model,
-        created_at=when,
-        updated_at=when,
+        created_at=to_time(created),
+        updated_at=to_time(updated),
     )
+
+
+def _epoch(moment: datetime | None, now: float) -> float:
+    """A time given with a write as stored (epoch seconds); None is ``now``."""
+    return now if moment is None else moment.timestamp()
 
 
 def _restored(memory: Memory, vector: Vector) -> dict[str, Any]:
@@ -493,10 +500,11 @@ def _restored(memory: Memory, vector: Vector) -> dict[str, Any]:
 def _update(
     conn: sqlite3.Connection, old: Memory, item: NewMemory, vector: Vector, now: float
 ) -> Memory:
+    updated = _epoch(item.updated_at, now)
     conn.execute(
         "UPDATE memories SET content = ?, branch = ?, model = ?, embedding = ?, updated_at = ?"
         " WHERE id = ?",
-        (item.content, item.branch, item.model, to_blob(vector), now, old.id),
+        (item.content, item.branch, item.model, to_blob(vector), updated, old.id),
     )
     if item.content != old.content:
         # The review judged the old text; the new text deserves a fresh look.
@@ -509,7 +517,7 @@ def _update(
         branch=item.branch,
         archived=False,
         model=item.model,
-        updated_at=to_time(now),
+        updated_at=to_time(updated),
     )
 
 
