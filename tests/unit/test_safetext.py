@@ -38,3 +38,18 @@ def test_json_text_stays_valid_and_exact() -> None:
             shown = visible(json.dumps(data, ensure_ascii=False, indent=indent))
             assert not RAW_CONTROL.search(shown)
             assert json.loads(shown) == data
+
+
+def test_bidirectional_overrides_are_escaped_and_right_to_left_letters_kept() -> None:
+    # "Trojan Source": an override makes the shown text differ from the stored one.
+    assert visible("run \u202etxt.exe") == "run \\u202etxt.exe"
+    assert visible("\u2066x\u2069 \u202a") == "\\u2066x\\u2069 \\u202a"
+    hebrew_and_marks = "שלום עולם \u200f مرحبا \u200e"
+    assert visible(hebrew_and_marks) == hebrew_and_marks
+
+
+def test_json_with_bidirectional_controls_stays_valid_and_exact() -> None:
+    data = {"content": "a\u202eb\u2067c"}
+    shown = visible(json.dumps(data, ensure_ascii=False))
+    assert "\u202e" not in shown
+    assert json.loads(shown) == data

@@ -18,13 +18,21 @@ def _escape(code: int) -> str:
     return f"\\x{code:02x}" if code < 0x20 else f"\\u{code:04x}"
 
 
+#: Bidirectional embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069):
+#: they reorder what is shown, so a memory could display other text than it holds.
+#: Right-to-left letters and the plain marks (U+200E, U+200F) are left alone.
+BIDI_CONTROLS = (*range(0x202A, 0x202F), *range(0x2066, 0x206A))
+
 _TABLE = {
-    code: _escape(code) for code in (*range(0x20), *range(0x7F, 0xA0)) if chr(code) not in KEPT
+    code: _escape(code)
+    for code in (*range(0x20), *range(0x7F, 0xA0), *BIDI_CONTROLS)
+    if chr(code) not in KEPT
 }
 
 
 def visible(text: str) -> str:
-    """``text`` with every C0 and C1 control but newline and tab written as an escape.
+    """``text`` with every C0 and C1 control but newline and tab, and every
+    bidirectional override, embedding and isolate, written as an escape.
 
     ESC becomes the four characters ``\\x1b``, CSI (U+009B) the six
     characters ``\\u009b``; printable text is unchanged, so applying it twice
