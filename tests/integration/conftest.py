@@ -79,6 +79,28 @@ def as_json(completed: subprocess.CompletedProcess[str]) -> Any:
     return json.loads(completed.stdout)
 
 
+def at_terminal(
+    words: list[str], env: dict[str, str], timeout: float
+) -> subprocess.CompletedProcess[str]:
+    """``thatch WORDS`` with a terminal on stdin, as a person typing it runs it."""
+    import pty
+
+    leader, follower = pty.openpty()
+    try:
+        return subprocess.run(
+            [str(THATCH), *words],
+            stdin=follower,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=timeout,
+            check=False,
+        )
+    finally:
+        os.close(leader)
+        os.close(follower)
+
+
 DATA = Path(__file__).parent.parent / "data"
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import pty
 import shlex
 import subprocess
 from pathlib import Path
@@ -18,7 +17,7 @@ from pathlib import Path
 import pytest
 from thatch import wire
 
-from integration.conftest import THATCH
+from integration.conftest import THATCH, at_terminal
 from integration.hook_runs import PAYLOAD, Hooks
 
 
@@ -112,19 +111,8 @@ def test_a_hook_command_missing_its_arguments_exits_0_with_a_note(
 
 
 def test_a_bad_hook_line_typed_at_a_terminal_still_exits_2(hooks: Hooks) -> None:
-    leader, follower = pty.openpty()
-    try:
-        completed = subprocess.run(
-            [str(THATCH), "hook", "claude", "UserPromptSubmit", "--bogus"],
-            stdin=follower,
-            capture_output=True,
-            text=True,
-            env={**os.environ, **hooks.env},
-            timeout=60,
-            check=False,
-        )
-    finally:
-        os.close(leader)
-        os.close(follower)
+    completed = at_terminal(
+        ["hook", "claude", "UserPromptSubmit", "--bogus"], {**os.environ, **hooks.env}, 60
+    )
     assert completed.returncode == 2
     assert "unrecognized arguments: --bogus" in completed.stderr

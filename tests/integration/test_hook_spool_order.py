@@ -18,18 +18,15 @@ import json
 import os
 import signal
 import socket
-import sqlite3
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_daemon import write_hook_table
-from thatch import rundir
 
-from .conftest import THATCH, Runner, claude_payload, daemon_pid, kill_daemon
+from .claude_hooks import ClaudeHooks, claude_hooks
+from .conftest import Runner, claude_payload, daemon_pid
 
 pytestmark = pytest.mark.slow
 
@@ -38,65 +35,12 @@ AWS_KEY = "AKIA" + "IOSFODNN7EXAMPLE"
 GITHUB_TOKEN = "ghp_" + "ZyXwVuTsRqZyXwVuTsRqZyXwVuTsRqpOnMlK"
 
 
-class Hooks:
-    """``thatch hook claude EVENT`` run the way Claude Code runs it."""
-
-    def __init__(self, home: Path, project: Path, user_home: Path) -> None:
-        self.home = home
-        self.project = project
-        self.located = rundir.locate({}, home=str(home))
-        self.env = {
-            "PATH": "/usr/local/bin:/usr/bin:/bin",
-            "HOME": str(user_home),
-            "THATCH_HOME": str(home),
-            # Generous on a busy machine: these tests are about order, not speed.
-            "THATCH_HOOK_COLD_START_MS": "60000",
-        }
-        assert str(THATCH.parent) not in self.env["PATH"].split(os.pathsep)
-
-    def run(self, event: str, payload: dict[str, Any], **env: str) -> str:
-        completed = subprocess.run(
-            [str(THATCH), "hook", "claude", event],
-            input=json.dumps(payload),
-            capture_output=True,
-            text=True,
-            cwd=self.project,
-            env={**self.env, **env},
-            timeout=120,
-            check=False,
-        )
-        assert completed.returncode == 0, completed.stderr
-        assert completed.stderr == ""
-        return completed.stdout
-
-    def spooled(self) -> list[Path]:
-        folder = Path(self.located.spool_dir)
-        return sorted(folder.glob("*.json")) if folder.is_dir() else []
-
-    def where(self, session: str) -> dict[str, str]:
-        return {"session_id": session, "cwd": str(self.project)}
-
-    def sessions_db(self) -> str:
-        """Every row of the session store, as SQL text."""
-        with sqlite3.connect(self.located.sessions_db) as conn:
-            return "\n".join(conn.iterdump())
-
-
 @pytest.fixture
-def hooks(home: Path, thatch: Runner, tmp_path: Path) -> Iterator[Hooks]:
-    from thatch.daemon.client import DaemonClient
-
-    project = tmp_path / "project"
-    project.mkdir()
-    user_home = tmp_path / "user-home"
-    user_home.mkdir()
-    write_hook_table(home)
-    yield Hooks(home, project, user_home)
-    thatch("daemon", "stop", check=False)
-    kill_daemon(DaemonClient(str(home)), signal.SIGKILL)
+def hooks(home: Path, thatch: Runner, tmp_path: Path) -> Iterator[ClaudeHooks]:
+    yield from claude_hooks(home, thatch, tmp_path)
 
 
-def batch_with(session: str, hooks: Hooks, **first_call: Any) -> dict[str, Any]:
+def batch_with(session: str, hooks: ClaudeHooks, **first_call: Any) -> dict[str, Any]:
     """The recorded PostToolBatch, its first call (Bash) changed."""
     payload = claude_payload("post_tool_batch", **hooks.where(session))
     payload["tool_calls"][0].update(first_call)
@@ -116,7 +60,7 @@ def session_status(thatch: Runner, session: str) -> dict[str, Any] | None:
 
 
 def test_a_spooled_event_holds_no_secret_and_is_replayed_redacted(
-    hooks: Hooks, thatch: Runner
+    hooks: ClaudeHooks, thatch: Runner
 ) -> None:
     stdout = f"AWS_KEY={AWS_KEY} GITHUB={GITHUB_TOKEN}\n1 failed, 41 passed"
     batch = batch_with(
@@ -154,7 +98,7 @@ def test_a_spooled_event_holds_no_secret_and_is_replayed_redacted(
 
 
 def test_a_tool_name_is_redacted_in_the_nudge_and_the_session_store(
-    hooks: Hooks, thatch: Runner
+    hooks: ClaudeHooks, thatch: Runner
 ) -> None:
     thatch("daemon", "start")
     assert (
@@ -171,7 +115,7 @@ def test_a_tool_name_is_redacted_in_the_nudge_and_the_session_store(
     assert GITHUB_TOKEN not in stored
 
 
-def stale_socket(hooks: Hooks) -> None:
+def stale_socket(hooks: ClaudeHooks) -> None:
     """A socket file nothing listens on, as a daemon killed by kill -9 leaves it."""
     path = hooks.located.socket_path
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as leftover:
@@ -181,7 +125,7 @@ def stale_socket(hooks: Hooks) -> None:
 
 @pytest.mark.parametrize("how", ["stopped", "killed", "stale socket"])
 def test_after_a_cold_start_the_first_prompt_sees_the_batch_spooled_before_it(
-    hooks: Hooks, thatch: Runner, how: str
+    hooks: ClaudeHooks, thatch: Runner, how: str
 ) -> None:
     from thatch.daemon.client import DaemonClient
 

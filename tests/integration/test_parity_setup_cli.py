@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import json
 import os
-import pty
-import subprocess
 from pathlib import Path
 
-from .conftest import THATCH, Runner, as_json
+from .conftest import Runner, as_json, at_terminal
 
 
 def test_uc005_an_unknown_command_run_as_a_hook_exits_0_with_a_note(
@@ -24,20 +22,7 @@ def test_uc005_an_unknown_command_run_as_a_hook_exits_0_with_a_note(
 
 
 def test_uc005_an_unknown_command_typed_at_a_terminal_still_exits_2(home: Path) -> None:
-    leader, follower = pty.openpty()
-    try:
-        completed = subprocess.run(
-            [str(THATCH), "echo", "hello"],
-            stdin=follower,
-            capture_output=True,
-            text=True,
-            env={**os.environ, "THATCH_HOME": str(home)},
-            timeout=300,
-            check=False,
-        )
-    finally:
-        os.close(leader)
-        os.close(follower)
+    completed = at_terminal(["echo", "hello"], {**os.environ, "THATCH_HOME": str(home)}, 300)
     assert completed.returncode == 2
     assert "invalid choice: 'echo'" in completed.stderr
 
