@@ -106,6 +106,8 @@ def _harness_checks(home: str | None, project: Path) -> Iterator[Check]:
     for install in installs:
         target = targets.get(install.target)
         title = target.title if target is not None else install.target
+        launches = _launches(install)
+        unfound = _unstartable(launches)
         scope, _, _ = install.scope.partition(":")
         name = f"{title} setup ({scope})"
         if target is None:
@@ -128,17 +130,17 @@ def _harness_checks(home: str | None, project: Path) -> Iterator[Check]:
             )
             problems = [p for p in target.problems(context) if p not in seen]
             seen.update(problems)
-            unstartable = _unstartable(install)
             for problem in problems:
                 detail, _, fix = problem.partition("; fix: ")
                 # A command the harness cannot start at all is no mere warning:
                 # every hook and the MCP server fail with it.
-                failing = any(phrase in detail for phrase in unstartable)
+                failing = any(phrase in detail for phrase in unfound.values())
                 yield Check(name, "fail" if failing else "warn", detail, fix)
             if not problems:
                 yield Check(name, "ok", f"set up: {_files(target.config_files(context))}")
         # A program the plugin already reported as not found is not run again.
-        yield from _launch_checks(title, install, seen, skip_unfound=target is not None)
+        skip = unfound if target is not None else {}
+        yield from _launch_checks(title, install, launches, seen, skip=skip)
 
 
 def _launches(install: Any) -> list[Any]:
@@ -153,23 +155,22 @@ def _launches(install: Any) -> list[Any]:
     return list(probe.launches(values))
 
 
-def _unstartable(install: Any) -> set[str]:
-    """Why a harness cannot start the installation's programs, as the plugins phrase it."""
+def _unstartable(launches: list[Any]) -> dict[str, str]:
+    """Each program a harness cannot start, with why, as the plugins phrase it."""
     from thatch.plugin import launcher
 
-    found = (launcher.program_problem(launch.program) for launch in _launches(install))
-    return {problem for problem in found if problem is not None}
+    found = {launch.program: launcher.program_problem(launch.program) for launch in launches}
+    return {program: problem for program, problem in found.items() if problem is not None}
 
 
 def _launch_checks(
-    title: str, install: Any, seen: set[str], *, skip_unfound: bool
+    title: str, install: Any, launches: list[Any], seen: set[str], *, skip: dict[str, str]
 ) -> Iterator[Check]:
-    """Each way the installation's config starts thatch, run as the harness would."""
-    from thatch.plugin import launcher
+    """Each of ``launches`` run as the harness would, but the programs in ``skip``."""
     from thatch.setup import probe
 
-    for launch in _launches(install):
-        if skip_unfound and launcher.program_problem(launch.program) is not None:
+    for launch in launches:
+        if launch.program in skip:
             continue
         failure = probe.problem(launch)
         if failure is None:
