@@ -75,6 +75,19 @@ def test_a_line_whose_label_holds_other_content_is_refused_without_overwrite(th:
         th.show("new")
 
 
+def test_a_refusal_names_the_first_conflicts_and_counts_the_rest(th: Thatch) -> None:
+    for number in range(12):
+        th.remember(f"fact-{number}", f"stored fact number {number}", store="global")
+    raw = lines(*(memory(f"fact-{number}", f"other fact {number}") for number in range(12)))
+
+    message = refused(th, raw)
+
+    assert message.startswith("notes.jsonl: 12 lines would replace")
+    assert "line 10 'fact-9' in global" in message
+    assert "fact-10" not in message
+    assert "and 2 more" in message
+
+
 def test_overwrite_replaces_them(th: Thatch) -> None:
     th.remember("tabs", "indent with tabs", store="global")
     result = imported(th, lines(memory("tabs", "indent with spaces")), overwrite=True)

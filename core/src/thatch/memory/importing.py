@@ -62,7 +62,9 @@ def check_import(
     # size is checked in little memory (a 50 MB file of 50,000 lines in ~5 MB).
     seen: dict[int, int] = {}
     repeats: set[int] = set()
+    # The first conflicts, to name, and how many there are: a file of conflicts stays small.
     taken: list[tuple[ImportLine, Memory]] = []
+    conflicts = 0
     count = 0
     for line in lines:
         count += 1
@@ -87,9 +89,11 @@ def check_import(
             # Not even overwrite may replace it: say so before anything is written.
             raise InvalidInputError(f"{line.where}: {archived_memory(*key)}, or leave the line out")
         if not overwrite:
-            taken.append((line, stored))
-    if taken:
-        raise InvalidInputError(_taken_message(taken))
+            conflicts += 1
+            if len(taken) < NAMED_CONFLICTS:
+                taken.append((line, stored))
+    if conflicts:
+        raise InvalidInputError(_taken_message(taken, conflicts))
     return ImportPlan(lines=count, repeats=frozenset(repeats))
 
 
@@ -166,18 +170,18 @@ def _digest(fields: list[Any]) -> int:
     return int.from_bytes(hashlib.blake2b(encoded, digest_size=8).digest(), "big")
 
 
-def _taken_message(taken: list[tuple[ImportLine, Memory]]) -> str:
+def _taken_message(taken: list[tuple[ImportLine, Memory]], conflicts: int) -> str:
+    """The refusal of ``conflicts`` lines in conflict, ``taken`` the first of them."""
     source = taken[0][0].source
     named = ", ".join(
-        f"line {line.number} {stored.label!r} in {stored.store}"
-        for line, stored in taken[:NAMED_CONFLICTS]
+        f"line {line.number} {stored.label!r} in {stored.store}" for line, stored in taken
     )
-    more = len(taken) - NAMED_CONFLICTS
+    more = conflicts - len(taken)
     if more > 0:
         named += f" and {more} more"
-    lines, them = ("line", "it") if len(taken) == 1 else ("lines", "them")
+    lines, them = ("line", "it") if conflicts == 1 else ("lines", "them")
     return (
-        f"{source}: {len(taken)} {lines} would replace a memory that holds other content "
+        f"{source}: {conflicts} {lines} would replace a memory that holds other content "
         f"({named}); nothing was imported; to replace {them}, import again with --overwrite "
         f"(overwrite=True in Python), or give the {lines} other labels"
     )
