@@ -16,18 +16,14 @@ from typing import ClassVar
 
 import numpy as np
 import pytest
-
-BENCH = Path(__file__).resolve().parents[2] / "bench"
+from bench_scripts import bench_script
 
 
 @pytest.fixture(scope="module")
 def script() -> Iterator[ModuleType]:
     """bench/firing_models.py, imported as the bench scripts import each other."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.syspath_prepend(str(BENCH))
-        import firing_models
-
-        yield firing_models
+    with bench_script("firing_models") as module:
+        yield module
 
 
 class FakeSentenceTransformer:

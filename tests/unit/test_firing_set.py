@@ -10,12 +10,10 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Iterator
-from pathlib import Path
 from types import ModuleType
 
 import pytest
-
-BENCH = Path(__file__).resolve().parents[2] / "bench"
+from bench_scripts import bench_script
 
 #: The sizes bench/data/firing/README.md declares.
 SITUATIONS = 305
@@ -27,11 +25,8 @@ Rows = list[dict[str, object]]
 @pytest.fixture(scope="module")
 def generator() -> Iterator[ModuleType]:
     """bench/firing_set.py, imported as the bench scripts import it."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.syspath_prepend(str(BENCH))
-        import firing_set
-
-        yield firing_set
+    with bench_script("firing_set") as module:
+        yield module
 
 
 @pytest.fixture(scope="module")

@@ -11,12 +11,11 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Iterator
-from pathlib import Path
 from types import ModuleType
 
 import pytest
+from bench_scripts import bench_script
 
-BENCH = Path(__file__).resolve().parents[2] / "bench"
 #: The sizes bench/data/conversations/README.md declares.
 MEMORIES = 2515
 QUERY_TYPES = {"paraphrase": 240, "temporal": 144, "identifier": 160, "error": 178}
@@ -28,11 +27,8 @@ Rows = list[dict[str, object]]
 @pytest.fixture(scope="module")
 def generator() -> Iterator[ModuleType]:
     """bench/conversation_set.py, imported as the bench scripts import it."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.syspath_prepend(str(BENCH))
-        import conversation_set
-
-        yield conversation_set
+    with bench_script("conversation_set") as module:
+        yield module
 
 
 @pytest.fixture(scope="module")
