@@ -90,6 +90,15 @@ def test_bad_input_names_it_and_the_fix(tmp_path: Path, kind: str) -> None:
     assert "Traceback" not in done.stderr
 
 
+def test_an_events_file_that_is_not_utf8_is_refused_by_name(tmp_path: Path) -> None:
+    path = tmp_path / "latin1.jsonl"
+    path.write_bytes(b'{"kind": "stop", "harness": "h", "session_id": "caf\xe9"}\n')
+    done = replay(tmp_path, str(path), check=False)
+    assert done.returncode == 2
+    assert f"{path}: cannot be read (not UTF-8 text)" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
 def stuck_file(tmp_path: Path) -> Path:
     return events_file(
         tmp_path, "stuck.jsonl", list(Stream(session_id="stuck").events(trial_and_error(5)))

@@ -292,8 +292,15 @@ def _sessions(source: Path, kind: str) -> Iterator[tuple[str, tuple[Event, ...]]
         )
     from thatch_receptor.trajectories import read_events
 
-    with source.open(encoding="utf-8") as lines:
-        events = tuple(read_events(lines, source=str(source)))
+    try:
+        with source.open(encoding="utf-8") as lines:
+            events = tuple(read_events(lines, source=str(source)))
+    except (OSError, UnicodeDecodeError) as error:
+        # The lines are decoded as they are read, so this comes from inside read_events.
+        reason = error.strerror if isinstance(error, OSError) else "not UTF-8 text"
+        raise InvalidInputError(
+            f"{source}: cannot be read ({reason}); give an events file of UTF-8 JSON lines"
+        ) from None
     by_session: dict[str, list[Event]] = {}
     for event in events:
         by_session.setdefault(event.session_id, []).append(event)
