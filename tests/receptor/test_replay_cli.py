@@ -3,29 +3,19 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from receptor_cli import receptor
 from receptor_streams import Stream, implementation, trial_and_error
 from thatch_receptor.trajectories import read_trajectory, write_events
 
-THATCH = Path(sys.executable).with_name("thatch")
 TRAJECTORY = Path(__file__).parents[1] / "data" / "receptor" / "traj_gift_cards.json"
 
 
 def replay(tmp_path: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "THATCH_HOME": str(tmp_path / "home"), "HOME": str(tmp_path)}
-    done = subprocess.run(
-        [str(THATCH), "receptor", "replay", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-        check=False,
-    )
+    done = receptor(tmp_path, "replay", *args)
     if check:
         assert done.returncode == 0, done.stderr
     return done
