@@ -80,6 +80,19 @@ def test_bad_input_names_it_and_the_fix(tmp_path: Path, kind: str) -> None:
     assert "Traceback" not in done.stderr
 
 
+def test_a_trajectory_without_its_format_is_told_the_format(tmp_path: Path) -> None:
+    done = replay(tmp_path, str(TRAJECTORY), check=False)
+    assert done.returncode == 2
+    assert "--format" not in done.stderr  # a name without the suffix: no guess
+    run = tmp_path / "django__django-1.traj.json"
+    run.write_bytes(TRAJECTORY.read_bytes())
+    done = replay(tmp_path, str(run), check=False)
+    assert done.returncode == 2
+    assert f"{run} line 1: not JSON" in done.stderr
+    assert "looks like a mini-swe-agent trajectory: add --format mini-swe-agent" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
 def test_an_events_file_that_is_not_utf8_is_refused_by_name(tmp_path: Path) -> None:
     path = tmp_path / "latin1.jsonl"
     path.write_bytes(b'{"kind": "stop", "harness": "h", "session_id": "caf\xe9"}\n')

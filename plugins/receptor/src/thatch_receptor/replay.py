@@ -290,7 +290,7 @@ def _sessions(source: Path, kind: str) -> Iterator[tuple[str, tuple[Event, ...]]
             f"{source} is a folder; give an events file, or --format mini-swe-agent for "
             "a folder of trajectories"
         )
-    from thatch_receptor.trajectories import read_events
+    from thatch_receptor.trajectories import TRAJECTORY_SUFFIX, read_events
 
     try:
         with source.open(encoding="utf-8") as lines:
@@ -300,6 +300,14 @@ def _sessions(source: Path, kind: str) -> Iterator[tuple[str, tuple[Event, ...]]
         reason = error.strerror if isinstance(error, OSError) else "not UTF-8 text"
         raise InvalidInputError(
             f"{source}: cannot be read ({reason}); give an events file of UTF-8 JSON lines"
+        ) from None
+    except InvalidInputError as error:
+        if not source.name.endswith(TRAJECTORY_SUFFIX):
+            raise
+        # A trajectory read as events fails on its first line, which says nothing of --format.
+        raise InvalidInputError(
+            f"{error}; {source.name} looks like a mini-swe-agent trajectory: "
+            "add --format mini-swe-agent"
         ) from None
     by_session: dict[str, list[Event]] = {}
     for event in events:
