@@ -93,6 +93,14 @@ def test_a_trajectory_without_its_format_is_told_the_format(tmp_path: Path) -> N
     assert "Traceback" not in done.stderr
 
 
+def test_an_events_file_without_events_says_so(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n", encoding="utf-8")
+    assert replay(tmp_path, str(empty)).stdout == "no firings\n"
+    assert replay(tmp_path, str(empty), "--summary").stdout == "no sessions\n"
+    assert replay(tmp_path, str(empty), "--summary", "--json").stdout == ""
+
+
 def test_an_events_file_that_is_not_utf8_is_refused_by_name(tmp_path: Path) -> None:
     path = tmp_path / "latin1.jsonl"
     path.write_bytes(b'{"kind": "stop", "harness": "h", "session_id": "caf\xe9"}\n')

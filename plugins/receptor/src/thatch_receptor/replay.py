@@ -269,7 +269,7 @@ def replay_session(
 def _emit_summary(context: CommandContext, rows: list[dict[str, Any]]) -> None:
     """A line per session; under ``--json`` one JSON object a line (JSON Lines)."""
     if not context.json:
-        context.emit(rows, "\n".join(summary_line(row) for row in rows))
+        context.emit(rows, "\n".join(summary_line(row) for row in rows) or "no sessions")
         return
     for row in rows:
         # ASCII-only JSON escapes every control character: as safe for a
