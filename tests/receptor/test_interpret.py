@@ -8,14 +8,14 @@ import threading
 import attrs
 import pytest
 from receptor_compositions import composition
-from thatch.plugin import FiringComposition, Interpretation, InvalidInputError
+from thatch.plugin import FiringComposition, Interpretation, InvalidInputError, SignalReading
 from thatch_receptor.interpret import (
     NO_RULE,
     Interpreter,
     InterpretSettings,
     LearnedDelta,
 )
-from thatch_receptor.rules import rules_for
+from thatch_receptor.rules import parse_rules, rules_for
 
 STUCK = ("frustration", "seeking")
 
@@ -205,6 +205,25 @@ def test_a_composition_never_raises() -> None:
 
     decision = decide(Interpreter([BrokenRule(), Odd()]), composition(*STUCK))
     assert decision.mode == "drop"
+
+
+def test_a_secret_the_reason_quotes_is_redacted() -> None:
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    quoting = {
+        "name": "quoting",
+        "trigger": "error_context",
+        "mode": "active",
+        "reason": "stuck on {signal}",
+        "score": {"base": 0.9},
+    }
+    (rule,) = parse_rules({"rules": [quoting]}, "test rules")
+    failing = SignalReading("test-source", "frustration", 0.9, f"bash: curl -H 'token {token}'")
+    comp = attrs.evolve(composition(*STUCK), signals=(failing,))
+    found = decide(Interpreter([rule]), comp).interpretation
+    assert found is not None
+    assert found.reason.startswith("stuck on bash: curl")
+    assert token not in found.reason
+    assert "[REDACTED" in found.reason
 
 
 def test_settings_are_checked() -> None:

@@ -142,6 +142,18 @@ def test_a_failing_source_is_left_out(caplog: pytest.LogCaptureFixture) -> None:
     assert "broken" in caplog.text
 
 
+def test_a_source_may_return_none_for_nothing(caplog: pytest.LogCaptureFixture) -> None:
+    class Quiet:
+        name = "quiet"
+
+        def read(self, event: Event, history: EventHistory) -> None:
+            return None
+
+    step = Receptor([Quiet(), Forced("flow", 0)]).feed(Stream().event(run()))
+    assert [reading.source for reading in step.readings] == ["forced"]
+    assert "quiet" not in caplog.text
+
+
 def test_two_sources_of_one_name_are_refused() -> None:
     with pytest.raises(ValueError, match="'forced'"):
         Receptor([Forced("flow", 0), Forced("flow", 0)])

@@ -3,29 +3,19 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from receptor_cli import receptor
 from receptor_streams import Stream, implementation, trial_and_error
 from thatch_receptor.trajectories import read_trajectory, write_events
 
-THATCH = Path(sys.executable).with_name("thatch")
 TRAJECTORY = Path(__file__).parents[1] / "data" / "receptor" / "traj_gift_cards.json"
 
 
 def replay(tmp_path: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "THATCH_HOME": str(tmp_path / "home"), "HOME": str(tmp_path)}
-    done = subprocess.run(
-        [str(THATCH), "receptor", "replay", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-        check=False,
-    )
+    done = receptor(tmp_path, "replay", *args)
     if check:
         assert done.returncode == 0, done.stderr
     return done
@@ -87,6 +77,36 @@ def test_bad_input_names_it_and_the_fix(tmp_path: Path, kind: str) -> None:
     assert done.returncode == 2  # as core's commands answer bad input
     assert str(target) in done.stderr
     assert ("--format mini-swe-agent" if kind == "folder" else "no such file") in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_trajectory_without_its_format_is_told_the_format(tmp_path: Path) -> None:
+    done = replay(tmp_path, str(TRAJECTORY), check=False)
+    assert done.returncode == 2
+    assert "--format" not in done.stderr  # a name without the suffix: no guess
+    run = tmp_path / "django__django-1.traj.json"
+    run.write_bytes(TRAJECTORY.read_bytes())
+    done = replay(tmp_path, str(run), check=False)
+    assert done.returncode == 2
+    assert f"{run} line 1: not JSON" in done.stderr
+    assert "looks like a mini-swe-agent trajectory: add --format mini-swe-agent" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_an_events_file_without_events_says_so(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n", encoding="utf-8")
+    assert replay(tmp_path, str(empty)).stdout == "no firings\n"
+    assert replay(tmp_path, str(empty), "--summary").stdout == "no sessions\n"
+    assert replay(tmp_path, str(empty), "--summary", "--json").stdout == ""
+
+
+def test_an_events_file_that_is_not_utf8_is_refused_by_name(tmp_path: Path) -> None:
+    path = tmp_path / "latin1.jsonl"
+    path.write_bytes(b'{"kind": "stop", "harness": "h", "session_id": "caf\xe9"}\n')
+    done = replay(tmp_path, str(path), check=False)
+    assert done.returncode == 2
+    assert f"{path}: cannot be read (not UTF-8 text)" in done.stderr
     assert "Traceback" not in done.stderr
 
 

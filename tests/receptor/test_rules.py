@@ -119,6 +119,7 @@ def test_min_values_weights_and_not_in_flow(tmp_path: Path) -> None:
         ({"when": {"patern": ["x"]}}, "when.patern", "patterns"),
         ({"when": {"patterns": "trial_error"}}, "when.patterns", '["trial_error"'),
         ({"score": {"weights": {"seeking": 0}}}, "score.weights", "above 0"),
+        ({"score": {"weights": {"seeking": float("inf")}}}, "score.weights.seeking", "finite"),
         ({"score": {"base": "high"}}, "score.base", "between 0 and 1"),
         ({"reason": "see {nothing}"}, "reason", "{pattern}"),
         ({"reason": "see {seeking:d}"}, "reason", ":.2f"),

@@ -253,6 +253,26 @@ def test_an_event_line_may_leave_out_the_defaults() -> None:
             "field 'received_at' must be a number",
         ),
         (
+            '{"kind": "stop", "harness": "h", "session_id": "s", "received_at": NaN}',
+            "field 'received_at' must be a finite number of epoch seconds, got NaN",
+        ),
+        (
+            '{"kind": "stop", "harness": "h", "session_id": "s", "received_at": 1e999}',
+            "field 'received_at' must be a finite number .* got an infinite or too large number",
+        ),
+        (
+            '{"kind": "stop", "harness": "h", "session_id": "s", "received_at": 1'
+            + "0" * 400
+            + "}",
+            "field 'received_at' must be a finite number .* got an infinite or too large number",
+        ),
+        (
+            '{"kind": "stop", "harness": "h", "session_id": "s", "received_at": 1'
+            + "0" * 5000
+            + "}",
+            r"line 1: not JSON \(a number with too many digits\)",
+        ),
+        (
             '{"kind": "tool_use", "harness": "h", "session_id": "s", "tool_calls": [{}]}',
             r"field 'tool_calls\[0\]\.name'",
         ),

@@ -31,7 +31,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
-from thatch.plugin import Interpretation, InvalidInputError
+from thatch.plugin import Interpretation, InvalidInputError, redact_secrets
 
 if TYPE_CHECKING:
     from thatch.plugin import DeliveryMode, FiringComposition, InterpretationRule
@@ -304,6 +304,12 @@ class SessionInterpreter:
         found = self.interpreter.best(composition)
         if found is None:
             return Decision(composition, None, "drop", 0.0, "no rule applies: drop")
+        # A reason may quote a reading's detail (``{signal}``: the failing command and its
+        # error), which can hold a token; it is shown to the agent, stored in the status
+        # file and printed by replay, so any secret goes before the decision leaves here.
+        reason = redact_secrets(found.reason)
+        if reason != found.reason:
+            found = attrs.evolve(found, reason=reason)
         offset = self.interpreter.learned.offset(composition.pattern)
         score = min(1.0, max(0.0, found.score + offset))
         shown = f"score {_shown(score)}" + (f" (learned {offset:+.2f})" if offset else "")

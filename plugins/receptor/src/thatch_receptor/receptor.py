@@ -279,6 +279,8 @@ class Receptor:
                 if not tested:
                     readings += found  # a built-in's list, of known axes
                     continue
+                if found is None:  # "nothing to say" as a plain function says it: no error
+                    continue
                 for reading in found:
                     if reading.axis in _AXIS_SET:
                         readings.append(reading)

@@ -269,7 +269,7 @@ def replay_session(
 def _emit_summary(context: CommandContext, rows: list[dict[str, Any]]) -> None:
     """A line per session; under ``--json`` one JSON object a line (JSON Lines)."""
     if not context.json:
-        context.emit(rows, "\n".join(summary_line(row) for row in rows))
+        context.emit(rows, "\n".join(summary_line(row) for row in rows) or "no sessions")
         return
     for row in rows:
         # ASCII-only JSON escapes every control character: as safe for a
@@ -290,10 +290,25 @@ def _sessions(source: Path, kind: str) -> Iterator[tuple[str, tuple[Event, ...]]
             f"{source} is a folder; give an events file, or --format mini-swe-agent for "
             "a folder of trajectories"
         )
-    from thatch_receptor.trajectories import read_events
+    from thatch_receptor.trajectories import TRAJECTORY_SUFFIX, read_events
 
-    with source.open(encoding="utf-8") as lines:
-        events = tuple(read_events(lines, source=str(source)))
+    try:
+        with source.open(encoding="utf-8") as lines:
+            events = tuple(read_events(lines, source=str(source)))
+    except (OSError, UnicodeDecodeError) as error:
+        # The lines are decoded as they are read, so this comes from inside read_events.
+        reason = error.strerror if isinstance(error, OSError) else "not UTF-8 text"
+        raise InvalidInputError(
+            f"{source}: cannot be read ({reason}); give an events file of UTF-8 JSON lines"
+        ) from None
+    except InvalidInputError as error:
+        if not source.name.endswith(TRAJECTORY_SUFFIX):
+            raise
+        # A trajectory read as events fails on its first line, which says nothing of --format.
+        raise InvalidInputError(
+            f"{error}; {source.name} looks like a mini-swe-agent trajectory: "
+            "add --format mini-swe-agent"
+        ) from None
     by_session: dict[str, list[Event]] = {}
     for event in events:
         by_session.setdefault(event.session_id, []).append(event)

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import json
 import string
+import sys
 from collections.abc import Iterable, Mapping
 from functools import cache
 from importlib import resources
@@ -345,11 +346,13 @@ class _RuleParser:
         for axis, number in cast("dict[str, Any]", value).items():
             if axis not in AXES:
                 self.fail(f"{field}.{axis}", "is not an axis", _axes_fix())
-            top = 1.0 if unit else float("inf")
+            # A weight has no top, but an infinite one (JSON's 1e999) would make every
+            # strength NaN, read as 0: the rule would score its base, silently.
+            top = 1.0 if unit else sys.float_info.max
             if isinstance(number, bool) or not isinstance(number, int | float):
                 number = None
             if number is None or not 0.0 <= number <= top:
-                span = "between 0 and 1" if unit else "0 or more"
+                span = "between 0 and 1" if unit else "0 or more, finite"
                 self.fail(f"{field}.{axis}", f"must be a number {span}", "fix the value")
             numbers[axis] = float(number)
         return numbers

@@ -165,7 +165,23 @@ def run(args: argparse.Namespace, context: CommandContext) -> int:
             )
         context.emit(None, "no session yet: the receptor has read no tool call")
         return 0
-    context.emit(status, status_text(status))
+    if context.json:
+        context.emit(status, "")
+        return 0
+    try:
+        text = status_text(status)
+    except (KeyError, TypeError, ValueError, AttributeError) as error:
+        # A file another release wrote (thatch ui's panel allows for one too): say so, and
+        # that the daemon writes it anew, rather than end in a traceback.
+        session = status.get("session", args.session)
+        which = f"session {session!r}" if isinstance(session, str) else "the latest session"
+        what = f"no field {error}" if isinstance(error, KeyError) else str(error)
+        raise InvalidInputError(
+            f"the receptor status of {which} in {files.directory} cannot be shown "
+            f"({what}): another version of thatch wrote it; the daemon writes it "
+            "anew at the session's next tool call, or delete its file there"
+        ) from None
+    context.emit(status, text)
     return 0
 
 

@@ -36,6 +36,7 @@ harness they come from. Two file formats give it recorded ones:
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -325,8 +326,11 @@ def read_events(lines: Iterable[str], *, source: str = "events") -> Iterator[Eve
         with _located(f"{source} line {number}: "):
             try:
                 record = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise InvalidInputError(f"not JSON ({error.msg}); one event a line") from error
+            except ValueError as error:  # a JSONDecodeError, or an integer of too many digits
+                reason = "a number with too many digits"
+                if isinstance(error, json.JSONDecodeError):
+                    reason = error.msg
+                raise InvalidInputError(f"not JSON ({reason}); one event a line") from error
             yield event_from_record(record)
 
 
@@ -345,11 +349,7 @@ def event_from_record(record: Any) -> Event:
     calls = record.get("tool_calls", [])
     if not isinstance(calls, list):
         raise InvalidInputError(f"field 'tool_calls' must be a list, got {describe_value(calls)}")
-    received_at = record.get("received_at", 0.0)
-    if isinstance(received_at, bool) or not isinstance(received_at, int | float):
-        raise InvalidInputError(
-            f"field 'received_at' must be a number, got {describe_value(received_at)}"
-        )
+    received_at = _seconds(record.get("received_at", 0.0))
     event_kind: EventKind = kind  # type: ignore[assignment]  # checked against EVENT_KINDS
     return Event(
         kind=event_kind,
@@ -363,11 +363,32 @@ def event_from_record(record: Any) -> Event:
         ),
         source=optional_text(record, "source"),
         event_id=optional_text(record, "event_id") or "",
-        received_at=float(received_at),
+        received_at=received_at,
         identity=optional_text(record, "identity"),
         parent_session_id=optional_text(record, "parent_session_id"),
         synthetic=optional_flag(record, "synthetic"),
     )
+
+
+def _seconds(value: Any) -> float:
+    """``received_at`` as epoch seconds; :class:`InvalidInputError` unless a finite number."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InvalidInputError(
+            f"field 'received_at' must be a number, got {describe_value(value)}"
+        )
+    # JSON's NaN, Infinity and 1e999 parse, and so does an integer too large for a float:
+    # none is a time, and the receptor's windows and fatigue would compute with it.
+    try:
+        seconds = float(value)
+    except OverflowError:
+        seconds = math.inf
+    if not math.isfinite(seconds):
+        got = "NaN" if math.isnan(seconds) else "an infinite or too large number"
+        raise InvalidInputError(
+            f"field 'received_at' must be a finite number of epoch seconds, got {got}; "
+            "give the event's time, or 0 for none"
+        )
+    return seconds
 
 
 def _call_from_record(record: Any, at: str) -> ToolCall:
