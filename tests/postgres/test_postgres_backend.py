@@ -295,6 +295,32 @@ def test_a_password_or_an_odd_schema_is_refused(tmp_path: Path, line: str, messa
         PostgresSettings.of(config)
 
 
+@pytest.mark.parametrize(
+    "dsn",
+    [
+        "postgresql://team:s3cret@db/thatch",
+        "host=db password=s3cret",
+        # libpq cannot read these, and its error would quote the password.
+        "host=db password=s3cret odd",
+        "postgresql://team:s3cret%zz@db/thatch",
+        "postgresql://team:s3cret@[db/thatch",
+    ],
+)
+def test_a_refused_dsn_is_never_shown_with_its_password(tmp_path: Path, dsn: str) -> None:
+    config = home(tmp_path, f'[storage.postgres]\ndsn = "{dsn}"\n')
+    with pytest.raises(ConfigError, match="holds a password") as refused:
+        PostgresSettings.of(config)
+    assert "s3cret" not in str(refused.value)
+
+
+def test_a_dsn_libpq_cannot_read_is_refused_on_one_line(tmp_path: Path) -> None:
+    config = home(tmp_path, '[storage.postgres]\ndsn = "host=db odd"\n')
+    with pytest.raises(ConfigError) as refused:
+        PostgresSettings.of(config)
+    assert 'not a connection string (missing "=" after "odd"' in str(refused.value)
+    assert "\n" not in str(refused.value)
+
+
 def test_after_a_server_restart_the_next_call_reconnects(private_postgres_server: Server) -> None:
     server = private_postgres_server
     storage = PostgresStorage(server.dsn(), "thatch", connect_timeout=5)
