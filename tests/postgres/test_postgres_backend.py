@@ -347,22 +347,29 @@ def test_a_write_while_the_server_is_down_is_reported(private_postgres_server: S
         storage.close()
 
 
-def test_a_member_who_may_only_read_and_write_rows_connects_to_a_current_schema(
-    postgres_server: Server, tmp_path: Path
-) -> None:
-    schema = schema_for(tmp_path)
+def member_of(server: Server, schema: str, *more: str) -> str:
+    """The dsn of a new role with a member's grants on ``schema``, which its owner sets up.
+
+    ``more``: statements run after the grants, ``{member}`` standing for the role.
+    """
     member = f"member_{schema}"
-    PostgresStorage(postgres_server.dsn(), schema).close()  # the owner sets it up
+    PostgresStorage(server.dsn(), schema).close()  # the owner sets it up
     for statement in (
         f"CREATE ROLE {member} LOGIN",
         f"GRANT USAGE ON SCHEMA {schema} TO {member}",
         f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA {schema} TO {member}",
         f"GRANT USAGE ON ALL SEQUENCES IN SCHEMA {schema} TO {member}",
+        *(extra.format(member=member) for extra in more),
     ):
-        query(postgres_server, schema, statement)
+        query(server, schema, statement)
+    return server.dsn().replace("user=thatch_test", f"user={member}")
 
-    as_member = postgres_server.dsn().replace("user=thatch_test", f"user={member}")
-    storage = PostgresStorage(as_member, schema)
+
+def test_a_member_who_may_only_read_and_write_rows_connects_to_a_current_schema(
+    postgres_server: Server, tmp_path: Path
+) -> None:
+    schema = schema_for(tmp_path)
+    storage = PostgresStorage(member_of(postgres_server, schema), schema)
     try:
         [memory] = write(storage, new("shared"))
         storage.record_recall([memory.id], datetime.now(UTC))
@@ -371,3 +378,41 @@ def test_a_member_who_may_only_read_and_write_rows_connects_to_a_current_schema(
         assert stored.recall_count == 1
     finally:
         storage.close()
+
+
+def test_a_member_on_a_schema_its_owner_has_not_set_up_is_told_who_must(
+    postgres_server: Server, tmp_path: Path
+) -> None:
+    schema = schema_for(tmp_path)
+    member = f"member_{schema}"
+    query(postgres_server, "public", f"CREATE ROLE {member} LOGIN")
+    as_member = postgres_server.dsn().replace("user=thatch_test", f"user={member}")
+    with pytest.raises(StorageError) as refused:
+        PostgresStorage(as_member, schema)
+    message = str(refused.value)
+    assert message.startswith("could not upgrade the schema on PostgreSQL")
+    assert "permission denied" in message
+    assert "connect once as the owner" in message
+    assert (
+        query(postgres_server, "public", f"SELECT 1 FROM pg_namespace WHERE nspname = '{schema}'")
+        == []
+    )
+
+
+def test_a_member_missing_a_grant_is_told_in_one_line_and_nothing_is_saved(
+    postgres_server: Server, tmp_path: Path
+) -> None:
+    schema = schema_for(tmp_path)
+    # As after an upgrade that added a table, before the grants were run again.
+    as_member = member_of(postgres_server, schema, "REVOKE ALL ON memory_words FROM {member}")
+    storage = PostgresStorage(as_member, schema)
+    try:
+        with pytest.raises(StorageError) as refused:
+            storage.write_memories([new("shared")])
+        message = str(refused.value)
+        assert "could not save memories" in message
+        assert "permission denied for table memory_words" in message
+        assert "\n" not in message
+    finally:
+        storage.close()
+    assert query(postgres_server, schema, "SELECT count(*) FROM memories") == [(0,)]
