@@ -259,6 +259,16 @@ def test_an_unreachable_server_is_reported(tmp_path: Path) -> None:
         PostgresStorage(nowhere, "thatch", connect_timeout=0.5)
 
 
+def test_a_refused_connection_names_the_servers_reason(postgres_server: Server) -> None:
+    missing = postgres_server.dsn("no_such_database")
+    with pytest.raises(StorageError) as refused:
+        PostgresStorage(missing, "thatch", connect_timeout=0.5)
+    message = str(refused.value)
+    assert message.startswith("could not connect to PostgreSQL")
+    assert 'database "no_such_database" does not exist' in message
+    assert "\n" not in message
+
+
 # -- configuration ------------------------------------------------------------------
 
 
