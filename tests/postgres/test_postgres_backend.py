@@ -259,6 +259,16 @@ def test_an_unreachable_server_is_reported(tmp_path: Path) -> None:
         PostgresStorage(nowhere, "thatch", connect_timeout=0.5)
 
 
+def test_a_refused_connection_names_the_servers_reason(postgres_server: Server) -> None:
+    missing = postgres_server.dsn("no_such_database")
+    with pytest.raises(StorageError) as refused:
+        PostgresStorage(missing, "thatch", connect_timeout=0.5)
+    message = str(refused.value)
+    assert message.startswith("could not connect to PostgreSQL")
+    assert 'database "no_such_database" does not exist' in message
+    assert "\n" not in message
+
+
 # -- configuration ------------------------------------------------------------------
 
 
@@ -295,6 +305,32 @@ def test_a_password_or_an_odd_schema_is_refused(tmp_path: Path, line: str, messa
         PostgresSettings.of(config)
 
 
+@pytest.mark.parametrize(
+    "dsn",
+    [
+        "postgresql://team:s3cret@db/thatch",
+        "host=db password=s3cret",
+        # libpq cannot read these, and its error would quote the password.
+        "host=db password=s3cret odd",
+        "postgresql://team:s3cret%zz@db/thatch",
+        "postgresql://team:s3cret@[db/thatch",
+    ],
+)
+def test_a_refused_dsn_is_never_shown_with_its_password(tmp_path: Path, dsn: str) -> None:
+    config = home(tmp_path, f'[storage.postgres]\ndsn = "{dsn}"\n')
+    with pytest.raises(ConfigError, match="holds a password") as refused:
+        PostgresSettings.of(config)
+    assert "s3cret" not in str(refused.value)
+
+
+def test_a_dsn_libpq_cannot_read_is_refused_on_one_line(tmp_path: Path) -> None:
+    config = home(tmp_path, '[storage.postgres]\ndsn = "host=db odd"\n')
+    with pytest.raises(ConfigError) as refused:
+        PostgresSettings.of(config)
+    assert 'not a connection string (missing "=" after "odd"' in str(refused.value)
+    assert "\n" not in str(refused.value)
+
+
 def test_after_a_server_restart_the_next_call_reconnects(private_postgres_server: Server) -> None:
     server = private_postgres_server
     storage = PostgresStorage(server.dsn(), "thatch", connect_timeout=5)
@@ -321,22 +357,29 @@ def test_a_write_while_the_server_is_down_is_reported(private_postgres_server: S
         storage.close()
 
 
-def test_a_member_who_may_only_read_and_write_rows_connects_to_a_current_schema(
-    postgres_server: Server, tmp_path: Path
-) -> None:
-    schema = schema_for(tmp_path)
+def member_of(server: Server, schema: str, *more: str) -> str:
+    """The dsn of a new role with a member's grants on ``schema``, which its owner sets up.
+
+    ``more``: statements run after the grants, ``{member}`` standing for the role.
+    """
     member = f"member_{schema}"
-    PostgresStorage(postgres_server.dsn(), schema).close()  # the owner sets it up
+    PostgresStorage(server.dsn(), schema).close()  # the owner sets it up
     for statement in (
         f"CREATE ROLE {member} LOGIN",
         f"GRANT USAGE ON SCHEMA {schema} TO {member}",
         f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA {schema} TO {member}",
         f"GRANT USAGE ON ALL SEQUENCES IN SCHEMA {schema} TO {member}",
+        *(extra.format(member=member) for extra in more),
     ):
-        query(postgres_server, schema, statement)
+        query(server, schema, statement)
+    return server.dsn().replace("user=thatch_test", f"user={member}")
 
-    as_member = postgres_server.dsn().replace("user=thatch_test", f"user={member}")
-    storage = PostgresStorage(as_member, schema)
+
+def test_a_member_who_may_only_read_and_write_rows_connects_to_a_current_schema(
+    postgres_server: Server, tmp_path: Path
+) -> None:
+    schema = schema_for(tmp_path)
+    storage = PostgresStorage(member_of(postgres_server, schema), schema)
     try:
         [memory] = write(storage, new("shared"))
         storage.record_recall([memory.id], datetime.now(UTC))
@@ -345,3 +388,41 @@ def test_a_member_who_may_only_read_and_write_rows_connects_to_a_current_schema(
         assert stored.recall_count == 1
     finally:
         storage.close()
+
+
+def test_a_member_on_a_schema_its_owner_has_not_set_up_is_told_who_must(
+    postgres_server: Server, tmp_path: Path
+) -> None:
+    schema = schema_for(tmp_path)
+    member = f"member_{schema}"
+    query(postgres_server, "public", f"CREATE ROLE {member} LOGIN")
+    as_member = postgres_server.dsn().replace("user=thatch_test", f"user={member}")
+    with pytest.raises(StorageError) as refused:
+        PostgresStorage(as_member, schema)
+    message = str(refused.value)
+    assert message.startswith("could not upgrade the schema on PostgreSQL")
+    assert "permission denied" in message
+    assert "connect once as the owner" in message
+    assert (
+        query(postgres_server, "public", f"SELECT 1 FROM pg_namespace WHERE nspname = '{schema}'")
+        == []
+    )
+
+
+def test_a_member_missing_a_grant_is_told_in_one_line_and_nothing_is_saved(
+    postgres_server: Server, tmp_path: Path
+) -> None:
+    schema = schema_for(tmp_path)
+    # As after an upgrade that added a table, before the grants were run again.
+    as_member = member_of(postgres_server, schema, "REVOKE ALL ON memory_words FROM {member}")
+    storage = PostgresStorage(as_member, schema)
+    try:
+        with pytest.raises(StorageError) as refused:
+            storage.write_memories([new("shared")])
+        message = str(refused.value)
+        assert "could not save memories" in message
+        assert "permission denied for table memory_words" in message
+        assert "\n" not in message
+    finally:
+        storage.close()
+    assert query(postgres_server, schema, "SELECT count(*) FROM memories") == [(0,)]

@@ -138,6 +138,8 @@ def test_a_target_that_loses_rows_fails_naming_the_part(
     [
         ("postgresql://me:secret@db/thatch", "holds a password"),
         ("postgresql://me@db/thatch?password=secret", "holds a password"),
+        # A URL urlsplit cannot read (an open IPv6 bracket) is refused all the same.
+        ("postgresql://me:secret@[db/thatch", "holds a password"),
         ("mysql://me@db/thatch", "cannot migrate to or from mysql://"),
         ("  ", "is empty"),
         ("sqlite:", "names no file"),

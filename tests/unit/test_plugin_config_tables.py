@@ -98,6 +98,28 @@ def test_a_value_the_key_refuses_says_why_and_the_default() -> None:
     )
 
 
+def test_a_key_that_may_hold_a_secret_is_shown_without_it_when_refused() -> None:
+    secret = ConfigTable(
+        "storage.postgres",
+        (
+            ConfigKey(
+                "dsn",
+                str,
+                "",
+                "where the server is",
+                check=lambda value: "not a server",
+                shown=lambda value: value.replace("s3cret", "…"),
+            ),
+        ),
+    )
+    with pytest.raises(ConfigError) as refused:
+        read('[storage.postgres]\ndsn = "user=me password=s3cret"\n', secret)
+    assert "storage.postgres.dsn = 'user=me password=…': not a server" in str(refused.value)
+    with pytest.raises(ConfigError) as refused:
+        read('[storage.postgres]\ndsn = ["password=s3cret"]\n', secret)
+    assert "storage.postgres.dsn = a list is not a string" in str(refused.value)
+
+
 def test_a_sub_table_of_a_core_table_is_read_where_it_sits() -> None:
     postgres = ConfigTable("storage.postgres", (ConfigKey("dsn", str, "", "where the server is"),))
     assert read('[storage]\nbackend = "postgres"\n[storage.postgres]\ndsn = "x"\n', postgres) == {

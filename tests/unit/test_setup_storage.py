@@ -73,6 +73,7 @@ def test_a_password_is_refused_naming_where_it_goes(
         "postgresql://me:secret@db/thatch",
         "postgresql://me@db/thatch?password=secret",
         "host=db user=me password=secret",
+        "postgresql://me:secret@[db/thatch",
     ):
         assert main(["setup", "--storage", "postgres", "--dsn", dsn]) == 2
         err = capsys.readouterr().err

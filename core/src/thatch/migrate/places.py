@@ -13,12 +13,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
-from urllib.parse import parse_qsl, urlsplit
 
 import attrs
 
 from thatch.plugin.config import STORAGE_PARTS, Config, StoragePart
-from thatch.plugin.database_url import PASSWORD_FIX, without_secrets
+from thatch.plugin.database_url import PASSWORD_FIX, holds_password, scheme, without_secrets
 from thatch.plugin.errors import ConfigError, InvalidInputError
 
 if TYPE_CHECKING:
@@ -95,14 +94,14 @@ def parse(text: str, role: Role, schema: str | None = None) -> Place:
     raw = text.strip()
     if not raw:
         raise InvalidInputError(f"{role} is empty; give {EXAMPLES}")
-    parts = urlsplit(raw) if "://" in raw else None
-    if parts is not None and parts.scheme.lower() in SERVER_SCHEMES:
+    named = scheme(raw)
+    if named in SERVER_SCHEMES:
         _refuse_password(raw, role)
-        return Place(SERVER_SCHEMES[parts.scheme.lower()], url=raw, schema=schema)
-    if parts is not None and not raw.lower().startswith(SQLITE_PREFIX):
+        return Place(SERVER_SCHEMES[named], url=raw, schema=schema)
+    if named and not raw.lower().startswith(SQLITE_PREFIX):
         raise InvalidInputError(
             f"{role} {without_secrets(raw)!r}: thatch cannot migrate to or from "
-            f"{parts.scheme}:// places; give {EXAMPLES}"
+            f"{named}:// places; give {EXAMPLES}"
         )
     if schema is not None:
         raise InvalidInputError(
@@ -158,10 +157,7 @@ def refuse_same(source: Config, target: Config, shown: str) -> None:
 
 
 def _refuse_password(url: str, role: Role) -> None:
-    parts = urlsplit(url)
-    if parts.password is not None or any(
-        key.lower() == "password" for key, _ in parse_qsl(parts.query)
-    ):
+    if holds_password(url):
         raise InvalidInputError(
             f"{role} holds a password, which thatch never takes on a command line "
             f"(shells keep history, ps shows arguments); {PASSWORD_FIX}; "

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from urllib.parse import parse_qsl, urlsplit, urlunsplit
+from urllib.parse import parse_qsl
 
 import attrs
 
@@ -35,6 +35,15 @@ PASSWORD_FIX = (
 # ``password=...`` in a keyword connection string, quoted or not.
 _KEYWORD_PASSWORD = re.compile(r"\bpassword\s*=\s*(?:'(?:[^'\\]|\\.)*'|\S+)", re.IGNORECASE)
 
+# A URL cut into its parts as RFC 3986 (appendix B) does. Unlike urlsplit it
+# never fails: a URL libpq cannot read (``postgresql://u:pw@[db``) must still
+# be refused for its password, and shown without it, rather than crash.
+_URL = re.compile(
+    r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://(?P<netloc>[^/?#]*)(?P<path>[^?#]*)"
+    r"(?:\?(?P<query>[^#]*))?(?:#(?P<fragment>.*))?",
+    re.DOTALL,
+)
+
 
 @attrs.frozen
 class DatabaseUrl:
@@ -49,16 +58,13 @@ def from_environ(environ: Mapping[str, str]) -> DatabaseUrl | None:
     raw = environ.get(DATABASE_URL_VARIABLE, "").strip()
     if not raw:
         return None
-    parts = urlsplit(raw)
-    backend = _BACKENDS.get(parts.scheme.lower())
+    backend = _BACKENDS.get(scheme(raw))
     if backend is None:
         raise ConfigError(
             f"{DATABASE_URL_VARIABLE}={without_secrets(raw)!r} is not a database URL; "
             "set it to postgresql://user@host:5432/database, or unset it"
         )
-    if parts.password is not None or any(
-        key.lower() == "password" for key, _ in parse_qsl(parts.query)
-    ):
+    if holds_password(raw):
         raise ConfigError(
             f"{DATABASE_URL_VARIABLE} holds a password, which thatch never reads from there; "
             f"{PASSWORD_FIX}; then set {DATABASE_URL_VARIABLE}={without_secrets(raw)}"
@@ -66,21 +72,40 @@ def from_environ(environ: Mapping[str, str]) -> DatabaseUrl | None:
     return DatabaseUrl(raw, backend)
 
 
+def scheme(dsn: str) -> str:
+    """The lower-cased scheme of a URL (``postgresql``); "" for ``key=value`` words."""
+    url = _URL.match(dsn.strip())
+    return url["scheme"].lower() if url else ""
+
+
+def holds_password(dsn: str) -> bool:
+    """Whether ``dsn`` (a URL or ``key=value`` words) holds a password, read or not by libpq."""
+    url = _URL.match(dsn.strip())
+    if url is None:
+        return _KEYWORD_PASSWORD.search(dsn) is not None
+    user_info, at, _ = url["netloc"].rpartition("@")
+    return bool(at and ":" in user_info) or any(
+        key.lower() == "password" for key, _ in parse_qsl(url["query"] or "")
+    )
+
+
 def without_secrets(dsn: str) -> str:
     """``dsn`` (a URL or ``key=value`` words) with any password taken out."""
-    if "://" not in dsn:
+    url = _URL.match(dsn.strip())
+    if url is None:
         return " ".join(_KEYWORD_PASSWORD.sub("", dsn).split())
-    parts = urlsplit(dsn)
-    netloc = parts.netloc.rpartition("@")
-    if netloc[1]:
-        user = netloc[0].partition(":")[0]
-        host = f"{user}@{netloc[2]}" if user else netloc[2]
-    else:
-        host = parts.netloc
+    user_info, at, host = url["netloc"].rpartition("@")
+    user = user_info.partition(":")[0]
+    netloc = (f"{user}@{host}" if user else host) if at else url["netloc"]
     # Kept as written (not re-encoded), but for the password.
     query = "&".join(
         item
-        for item in parts.query.split("&")
+        for item in (url["query"] or "").split("&")
         if item and item.partition("=")[0].lower() != "password"
     )
-    return urlunsplit((parts.scheme, host, parts.path, query, parts.fragment))
+    fragment = url["fragment"]
+    return (
+        f"{url['scheme']}://{netloc}{url['path']}"
+        + (f"?{query}" if query else "")
+        + (f"#{fragment}" if fragment else "")
+    )

@@ -63,15 +63,26 @@ class ConfigKey:
     help: str
     #: Further check of a well-typed value; returns what is wrong ("" or None: fine).
     check: Callable[[Any], str | None] | None = attrs.field(default=None, eq=False)
+    #: How a string value is shown in error messages, for a key whose value may hold a
+    #: secret (a password in a connection string): the value without it. None: as written.
+    shown: Callable[[str], str] | None = attrs.field(default=None, eq=False)
 
     def read(self, value: object, where: str) -> Any:
         """``value`` checked (``where`` is ``config file PATH: TABLE.KEY``); floats as floats."""
         if not _fits(value, self.type):
-            raise ConfigError(f"{where} = {value!r} is not {_TYPE_NAMES[self.type]}; {self._fix()}")
+            raise ConfigError(
+                f"{where} = {self._show(value)} is not {_TYPE_NAMES[self.type]}; {self._fix()}"
+            )
         problem = self.check(value) if self.check is not None else None
         if problem:
-            raise ConfigError(f"{where} = {value!r}: {problem}; {self._fix()}")
+            raise ConfigError(f"{where} = {self._show(value)}: {problem}; {self._fix()}")
         return float(value) if self.type is float else value  # type: ignore[arg-type]
+
+    def _show(self, value: object) -> str:
+        if self.shown is None:
+            return repr(value)
+        # A value of another type is not shown at all: it could hold the secret too.
+        return repr(self.shown(value)) if isinstance(value, str) else f"a {type(value).__name__}"
 
     def _fix(self) -> str:
         if self.default is None:

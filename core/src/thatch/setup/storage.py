@@ -20,11 +20,10 @@ import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
 
 import attrs
 
-from thatch.plugin.database_url import PASSWORD_FIX, without_secrets
+from thatch.plugin.database_url import PASSWORD_FIX, holds_password, without_secrets
 from thatch.plugin.errors import ConfigError, InvalidInputError
 from thatch.setup import files
 
@@ -33,7 +32,6 @@ LOCAL = "sqlite"
 SERVERS = ("postgres",)
 BACKENDS = (LOCAL, *SERVERS)
 
-_KEYWORD_PASSWORD = re.compile(r"(?:^|\s)password\s*=", re.IGNORECASE)
 _HEADER = re.compile(r"^\s*\[\s*([A-Za-z0-9_.\-\s]+?)\s*\]\s*(?:#.*)?$")
 _ANY_HEADER = re.compile(r"^\s*\[")
 
@@ -81,14 +79,7 @@ def choose(backend: str, dsn: str | None, schema: str | None) -> StorageChoice:
 
 def refuse_password(dsn: str) -> None:
     """InvalidInputError when ``dsn`` holds a password, naming where the password goes."""
-    if "://" in dsn:
-        parts = urlsplit(dsn)
-        holds = parts.password is not None or any(
-            key.lower() == "password" for key, _ in parse_qsl(parts.query)
-        )
-    else:
-        holds = _KEYWORD_PASSWORD.search(dsn) is not None
-    if holds:
+    if holds_password(dsn):
         raise InvalidInputError(
             "--dsn holds a password, which thatch never writes into its config file; "
             f"{PASSWORD_FIX}; then give --dsn {without_secrets(dsn)!r}"

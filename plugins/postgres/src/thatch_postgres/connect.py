@@ -63,11 +63,27 @@ def open_pool(
     except PoolTimeout as exc:
         pool.close()
         raise StorageError(
-            f"could not connect to PostgreSQL ({describe(dsn)}) within {connect_timeout:g} s; "
-            "check [storage.postgres] dsn or THATCH_DATABASE_URL, that the server runs, "
-            "and that ~/.pgpass or PGPASSWORD holds the password"
+            f"could not connect to PostgreSQL ({describe(dsn)}) within {connect_timeout:g} s"
+            f"{_why_not(dsn)}; check [storage.postgres] dsn or THATCH_DATABASE_URL, that the "
+            "server runs, and that ~/.pgpass or PGPASSWORD holds the password"
         ) from exc
     return pool
+
+
+def _why_not(dsn: str) -> str:
+    """``: the server's or libpq's reason`` a connection to ``dsn`` fails now ("" if it does not).
+
+    The pool keeps its tries' errors to itself (it logs them), so the error
+    that reports the timeout would name every cause but the one at hand: a
+    database or role that does not exist, a password refused, a bad option.
+    One more try, never longer than a second or two, names it.
+    """
+    try:
+        psycopg.connect(dsn, connect_timeout=2).close()
+    except psycopg.Error as exc:
+        # libpq's message, its lines joined: it names the socket or host, never a password.
+        return ": " + " ".join(str(exc).split())
+    return ""
 
 
 @contextmanager

@@ -96,6 +96,17 @@ class Pooled:
             raise StorageError(
                 f"could not {action} on PostgreSQL ({describe(self.dsn)}): {exc}"
             ) from exc
+        except psycopg.errors.InsufficientPrivilege as exc:
+            # A member's role on a schema not made (or not upgraded) yet by its
+            # owner, or missing a grant: no retry helps. The primary message only:
+            # the rest is PL/pgSQL context (a trigger's statement) over several lines.
+            raise StorageError(
+                f"could not {action} on PostgreSQL ({describe(self.dsn)}), schema "
+                f"{self.schema!r}: {exc.diag.message_primary or exc}; its owner's role creates "
+                "and upgrades the schema (connect once as the owner with this version of thatch), "
+                "and a member's role needs the grants that docs/team.md lists under "
+                "'Setting up the server'"
+            ) from exc
 
     def _read(self, action: str, read: Callable[[Connection], T]) -> T:
         """``read(conn)``, run again on a fresh connection while the connection is lost."""

@@ -14,6 +14,7 @@ from typing import Literal
 
 import attrs
 from thatch.plugin import Config, ConfigKey, ConfigTable
+from thatch.plugin.database_url import holds_password, without_secrets
 
 DEFAULT_SCHEMA = "thatch"
 
@@ -41,15 +42,22 @@ DEFAULT_FROM = 1_000_000
 _SCHEMA = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 
 
+_PASSWORD = "it holds a password; keep the password in ~/.pgpass, a service file or PGPASSWORD"
+
+
 def _no_password(dsn: str) -> str | None:
     from psycopg.conninfo import conninfo_to_dict
 
+    # Before libpq parses it: its parse errors quote the text they stopped at,
+    # which may be the password (invalid percent-encoded token: "pw%zz").
+    if holds_password(dsn):
+        return _PASSWORD
     try:
         parts = conninfo_to_dict(dsn)
     except Exception as exc:  # psycopg raises ProgrammingError; any parse failure is the answer
-        return f"not a connection string ({exc})"
+        return f"not a connection string ({str(exc).strip()})"
     if parts.get("password"):
-        return "it holds a password; keep the password in ~/.pgpass, a service file or PGPASSWORD"
+        return _PASSWORD
     return None
 
 
@@ -82,6 +90,7 @@ POSTGRES_TABLE = ConfigTable(
             "",
             "libpq connection string or postgresql:// URL, without a password",
             check=_no_password,
+            shown=without_secrets,
         ),
         ConfigKey(
             "schema",
