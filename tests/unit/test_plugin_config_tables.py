@@ -269,3 +269,24 @@ def test_providers_names_every_plugin_that_offers_a_part() -> None:
         "two",
     ]
     assert plugin_parts.provider(plugins, "thatch_config_tables", "nothing") == "?"
+
+
+def test_doctor_warns_of_a_core_key_nothing_reads_and_names_the_nearest(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A typo in [storage] would otherwise keep everything in SQLite without a word.
+    config_in(
+        home,
+        '[storage]\nbakend = "postgres"\nmmap_mb = 16\n[storage.postgres]\ndsn = ""\n'
+        "[nudges]\nbudget = 900\nloudness = 3\n",
+    )
+    monkeypatch.setattr(plugin_parts.Plugins, "load", lambda config: plugins_with())
+    checks = {check.name: check for check in plugin_parts.doctor_checks(str(home))}
+    assert sorted(checks) == ["config key nudges.loudness", "config key storage.bakend"]
+    typo = checks["config key storage.bakend"]
+    assert typo.status == "warn"
+    assert "sets bakend in [storage], which thatch does not read" in typo.detail
+    assert "did you mean storage.backend?" in typo.detail
+    assert typo.fix == "rename it to backend"
+    assert "did you mean" not in checks["config key nudges.loudness"].detail
+    assert checks["config key nudges.loudness"].fix == "remove it"

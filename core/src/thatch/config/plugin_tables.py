@@ -5,11 +5,14 @@ loaded (the plugins to load are in the file): :func:`load` does both, and
 :func:`with_plugin_tables` checks a config already loaded. A table of the
 file that no loaded plugin declares and core does not read is not an error
 (its plugin may have been uninstalled, or blocked): ``thatch doctor`` warns
-about it, through :func:`doctor_checks`.
+about it, through :func:`doctor_checks`, as it does about a key of one of
+core's own tables that nothing reads (most often a typo, which would
+otherwise leave the setting at its default without a word).
 """
 
 from __future__ import annotations
 
+import difflib
 import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
@@ -95,7 +98,48 @@ def doctor_checks(home: str | None = None) -> list[TableCheck]:
         )
         for name in undeclared_tables(config.sections, declared)
     )
+    for dotted, close in unread_core_keys(config.sections):
+        table, _, key = dotted.partition(".")
+        hint = f"; did you mean {close}?" if close else ""
+        checks.append(
+            TableCheck(
+                f"config key {dotted}",
+                "warn",
+                f"{config.paths.config_file} sets {key} in [{table}], which thatch does not "
+                f"read, so it changes nothing{hint}",
+                f"rename it to {close.partition('.')[2]}" if close else "remove it",
+            )
+        )
     return checks
+
+
+#: Keys of core's tables read outside core's schema: by a plugin (thatch-sqlite's
+#: memory map, which the daemon also turns off unless it is set).
+READ_ELSEWHERE = frozenset({"storage.mmap_mb"})
+
+
+def unread_core_keys(sections: Mapping[str, Any]) -> list[tuple[str, str | None]]:
+    """Each key of core's tables in the file that nothing reads, with the nearest known key.
+
+    Sub-tables (``[storage.postgres]``) are left to the plugins that declare them.
+    """
+    # Imported here: the schema is read only when doctor asks.
+    from thatch.config.schema import core_keys
+
+    known = {f"{table.name}.{key.name}" for table, key in core_keys()} | READ_ELSEWHERE
+    unread = []
+    for name in sorted(CORE_TABLES):
+        table = sections.get(name)
+        if not isinstance(table, Mapping):
+            continue
+        for key, value in table.items():
+            dotted = f"{name}.{key}"
+            if isinstance(value, Mapping) or dotted in known:
+                continue
+            siblings = sorted(k for k in known if k.startswith(f"{name}."))
+            close = difflib.get_close_matches(dotted, siblings, n=1, cutoff=0.8)
+            unread.append((dotted, close[0] if close else None))
+    return unread
 
 
 def undeclared_tables(
