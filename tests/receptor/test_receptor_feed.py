@@ -142,6 +142,26 @@ def test_a_failing_source_is_left_out(caplog: pytest.LogCaptureFixture) -> None:
     assert "broken" in caplog.text
 
 
+def test_a_source_failing_on_every_event_logs_one_traceback(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    class Broken:
+        name = "broken"
+
+        def read(self, event: Event, history: EventHistory) -> list[SignalReading]:
+            raise RuntimeError("boom")
+
+    receptor = Receptor([Broken(), Forced("flow", 0)])
+    steps = feed_all(receptor, list(Stream().events([run()] * 5)))
+    # The other source reads every event: one bad source breaks nothing else.
+    assert all([r.source for r in step.readings] == ["forced"] for step in steps)
+    tracebacks = [record for record in caplog.records if record.exc_info]
+    assert len(tracebacks) == 1
+    assert "'broken'" in tracebacks[0].getMessage()
+    assert len(caplog.records) == 1  # the rest are counted, within the minute: no line yet
+    assert receptor.failures.count("broken") == 5
+
+
 def test_a_source_may_return_none_for_nothing(caplog: pytest.LogCaptureFixture) -> None:
     class Quiet:
         name = "quiet"

@@ -6,9 +6,10 @@ step it already made) and returns a :class:`Step`:
 
 1. the session's :class:`~thatch_receptor.history.SessionHistory` places the
    event in time (``step_seconds`` after the last one when it has no time);
-2. every signal source reads it (a source that raises is logged and skipped;
-   one that declares it cannot speak on the event's traits is not called,
-   :mod:`thatch_receptor.traits`);
+2. every signal source reads it (a source that raises is skipped, its first
+   failure logged with the traceback and later ones counted,
+   :mod:`thatch_receptor.source_failures`; one that declares it cannot speak
+   on the event's traits is not called, :mod:`thatch_receptor.traits`);
 3. the :class:`~thatch_receptor.accumulator.Accumulator` turns the readings
    into axis values (impulses with per-axis half-lives);
 4. the neuron triangle (:mod:`thatch_receptor.layers`) advances: A on flow,
@@ -37,6 +38,7 @@ from thatch_receptor.history import DEFAULT_MAX_EVENTS, DEFAULT_STEP_SECONDS, Se
 from thatch_receptor.layers import B_AXES, AxisLayer, Baseline, FlowLayer, MetaLayer, MetaPolicy
 from thatch_receptor.patterns import pattern_of_tally
 from thatch_receptor.signals import builtin_sources
+from thatch_receptor.source_failures import SourceFailures
 from thatch_receptor.traits import declared_traits, traits_of
 
 if TYPE_CHECKING:
@@ -178,6 +180,7 @@ class Receptor:
         self._speaking: dict[int, tuple[tuple[SignalSource, bool], ...]] = {}
         self._settings = settings or Settings()
         self._sessions: dict[str, _Session] = {}
+        self._failures = SourceFailures(log)
 
     @property
     def sources(self) -> tuple[SignalSource, ...]:
@@ -186,6 +189,11 @@ class Receptor:
     @property
     def settings(self) -> Settings:
         return self._settings
+
+    @property
+    def failures(self) -> SourceFailures:
+        """The sources that raised, and how often."""
+        return self._failures
 
     @property
     def sessions(self) -> tuple[str, ...]:
@@ -259,7 +267,7 @@ class Receptor:
         return session.last
 
     def _read(self, event: Event, history: SessionHistory) -> tuple[SignalReading, ...]:
-        """Every source's readings; a source that raises is logged and left out.
+        """Every source's readings; a source that raises is reported and left out.
 
         A source that declares when it can speak (:mod:`thatch_receptor.traits`)
         and cannot on this event is not called: its answer would be nothing.
@@ -284,10 +292,8 @@ class Receptor:
                 for reading in found:
                     if reading.axis in _AXIS_SET:
                         readings.append(reading)
-            except Exception:
-                log.exception(
-                    "receptor signal source %r failed; its readings are left out", source.name
-                )
+            except Exception as error:
+                self._failures.failed(source.name, error)
         return tuple(readings)
 
     def _strongest(self, readings: tuple[SignalReading, ...]) -> tuple[SignalReading, ...]:
