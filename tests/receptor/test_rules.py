@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from receptor_compositions import composition
 from thatch.plugin import Interpretation, InterpretationRule, InvalidInputError
+from thatch_receptor.patterns import LABELS
 from thatch_receptor.rules import (
     RULES_FILE_NAME,
     JsonRule,
@@ -118,6 +119,7 @@ def test_min_values_weights_and_not_in_flow(tmp_path: Path) -> None:
         ({"when": {"min": {"seeking": 2}}}, "when.min.seeking", "between 0 and 1"),
         ({"when": {"patern": ["x"]}}, "when.patern", "patterns"),
         ({"when": {"patterns": "trial_error"}}, "when.patterns", '["trial_error"'),
+        ({"when": {"patterns": ["wandering", "trial_eror"]}}, "when.patterns", "trial_error"),
         ({"score": {"weights": {"seeking": 0}}}, "score.weights", "above 0"),
         ({"score": {"weights": {"seeking": float("inf")}}}, "score.weights.seeking", "finite"),
         ({"score": {"base": "high"}}, "score.base", "between 0 and 1"),
@@ -142,6 +144,29 @@ def test_a_bad_rule_names_file_rule_field_and_fix(
     assert f"field '{field}'" in message
     assert hint in message
     assert isinstance(caught.value, InvalidInputError)
+
+
+def test_a_pattern_the_receptor_never_gives_is_refused_with_the_nearest(tmp_path: Path) -> None:
+    path = rule_file(tmp_path, {**MINE, "when": {"patterns": ["trial_eror"]}})
+    with pytest.raises(RuleFileError) as caught:
+        load_rules_file(path)
+    assert str(caught.value) == (
+        f"rule file {path}: rule 'mine' (#1): field 'when.patterns' names the pattern "
+        "'trial_eror', which the receptor never gives (did you mean 'trial_error'?); use "
+        "patterns from stagnation, trial_error, wandering, exploring, implementation, mixed"
+    )
+
+
+def test_an_unknown_pattern_with_nothing_near_gets_no_guess(tmp_path: Path) -> None:
+    path = rule_file(tmp_path, {**MINE, "when": {"patterns": ["zzz"]}})
+    with pytest.raises(RuleFileError, match="'zzz', which the receptor never gives; use") as caught:
+        load_rules_file(path)
+    assert "did you mean" not in str(caught.value)
+
+
+def test_every_pattern_the_receptor_gives_can_be_named(tmp_path: Path) -> None:
+    (rule,) = load_rules_file(rule_file(tmp_path, {**MINE, "when": {"patterns": list(LABELS)}}))
+    assert rule.patterns == frozenset(LABELS)
 
 
 def test_a_rule_without_a_name_is_named_by_its_place(tmp_path: Path) -> None:

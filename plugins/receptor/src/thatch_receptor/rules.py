@@ -21,8 +21,9 @@ A rule file is a JSON object with a list of rules; each rule is an
 - ``description``: for people; the receptor does not read it.
 - ``when``: what the composition must show, every part that is given:
   ``fired`` (axes that must all have fired), ``min`` (axis → lowest value,
-  0 to 1), ``patterns`` (any of these pattern labels) and ``not_in_flow``
-  (true: the rule does not apply during deep work).
+  0 to 1), ``patterns`` (any of these pattern labels, each one of
+  :data:`thatch_receptor.patterns.LABELS`) and ``not_in_flow`` (true: the
+  rule does not apply during deep work).
 - ``trigger`` (required): what the probe looks for (``error_context``...).
 - ``mode`` (required): one of :data:`thatch.plugin.DELIVERY_MODES`.
 - ``reason`` (required): the text the agent is shown. Placeholders:
@@ -43,6 +44,7 @@ user's rules are :data:`RULES_FILE_NAME` in the config folder.
 
 from __future__ import annotations
 
+import difflib
 import json
 import string
 import sys
@@ -61,6 +63,8 @@ from thatch.plugin import (
     InterpretationRule,
     InvalidInputError,
 )
+
+from thatch_receptor.patterns import LABELS
 
 if TYPE_CHECKING:
     from thatch.plugin import Axis, DeliveryMode
@@ -366,6 +370,18 @@ class _RuleParser:
                 f"must be a list of pattern labels, got {_shown(value)}",
                 'write them like ["trial_error", "wandering"]',
             )
+        # A pattern the receptor never gives would make the rule never apply, without a
+        # word. Only the receptor's own pattern_of labels a composition (the plugin
+        # contract lets sources add readings, not patterns), so its labels are all there are.
+        for pattern in cast("list[str]", value):
+            if pattern not in LABELS:
+                close = difflib.get_close_matches(pattern, LABELS, n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                self.fail(
+                    "when.patterns",
+                    f"names the pattern {pattern!r}, which the receptor never gives{hint}",
+                    f"use patterns from {', '.join(LABELS)}",
+                )
         return cast("list[str]", value)
 
     def base(self, value: object) -> float:
