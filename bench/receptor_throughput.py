@@ -23,7 +23,8 @@ callgrind (below) the parsing's own instructions an event can be counted
 apart from the rest of ``feed``.
 
 ``--command`` times the whole command instead, as a process:
-``thatch receptor replay DIR --format mini-swe-agent --summary --json``
+``thatch receptor replay DIR --format mini-swe-agent --summary --json
+--default-rules`` (the shipped rules, whatever the user's rule file says)
 with its default ``--jobs`` against the same with ``--jobs 1``, the two
 alternating, ``--rounds`` runs each. ``DIR`` is a throw-away folder holding
 the sample's trajectories ``--copies`` times (each copy under its own
@@ -146,6 +147,7 @@ def print_command_rates(sample: Path, copies: int, rounds: int, events: int) -> 
     with tempfile.TemporaryDirectory(prefix="receptor-throughput-") as folder:
         copy_sample(sample, Path(folder), copies)
         base = [thatch, "receptor", "replay", folder, "--format", "mini-swe-agent"]
+        base.append("--default-rules")  # the shipped rules: the same work on every machine
         variants = {"default jobs": [*base, "--summary", "--json"]}
         variants["--jobs 1"] = [*variants["default jobs"], "--jobs", "1"]
         seconds: dict[str, list[float]] = {name: [] for name in variants}

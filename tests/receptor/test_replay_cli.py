@@ -138,16 +138,18 @@ def test_each_firing_carries_its_decision(tmp_path: Path) -> None:
     assert "-> failing-streak: score" in line
 
 
+QUIETER = {
+    "name": "failing-streak",
+    "when": {"fired": ["frustration"]},
+    "trigger": "error_context",
+    "mode": "notification",
+    "reason": "still failing ({pattern})",
+    "score": {"base": 0.9},
+}
+
+
 def test_a_rule_file_overrides_the_defaults(tmp_path: Path) -> None:
-    quieter = {
-        "name": "failing-streak",
-        "when": {"fired": ["frustration"]},
-        "trigger": "error_context",
-        "mode": "notification",
-        "reason": "still failing ({pattern})",
-        "score": {"base": 0.9},
-    }
-    rules = rules_file(tmp_path, quieter, {"name": "knowledge-gap", "enabled": False})
+    rules = rules_file(tmp_path, QUIETER, {"name": "knowledge-gap", "enabled": False})
     firings = json.loads(
         replay(tmp_path, str(stuck_file(tmp_path)), "--rules", str(rules), "--json").stdout
     )
@@ -155,6 +157,80 @@ def test_a_rule_file_overrides_the_defaults(tmp_path: Path) -> None:
     assert decisions
     assert decisions[0]["mode"] == "notification"
     assert decisions[0]["reason"] == "still failing (trial_error)"
+
+
+def users_rules(tmp_path: Path, *rules: dict) -> Path:
+    """The user's rule file, where the daemon reads it: the config folder of the test's home."""
+    config = tmp_path / "home" / "config"
+    config.mkdir(parents=True, exist_ok=True)
+    path = config / "receptor-rules.json"
+    path.write_text(json.dumps({"rules": list(rules)}), encoding="utf-8")
+    return path
+
+
+def streak_modes(done: subprocess.CompletedProcess[str]) -> list[str]:
+    firings = json.loads(done.stdout)
+    return [f["decision"]["mode"] for f in firings if f["decision"]["rule"] == "failing-streak"]
+
+
+def test_the_users_rule_file_decides_as_in_the_daemon(tmp_path: Path) -> None:
+    mine = users_rules(tmp_path, QUIETER)
+    events = str(stuck_file(tmp_path))
+    done = replay(tmp_path, events, "--json")
+    assert streak_modes(done)
+    assert set(streak_modes(done)) == {"notification"}
+    assert str(mine) in done.stderr  # said, so that no one is surprised
+    shipped = replay(tmp_path, events, "--json", "--default-rules")
+    assert "active" in streak_modes(shipped)
+    assert shipped.stderr == ""
+    louder = rules_file(tmp_path, {**QUIETER, "mode": "active", "reason": "--rules"})
+    given = json.loads(replay(tmp_path, events, "--json", "--rules", str(louder)).stdout)
+    assert {f["decision"]["reason"] for f in given if f["pattern"] == "trial_error"} == {"--rules"}
+
+
+def stuck_trajectories(tmp_path: Path, *instances: str) -> Path:
+    """A folder of runs that edit and fail their test six times, one per instance id."""
+    runs = tmp_path / "stuck-trajs"
+    runs.mkdir()
+    data = json.loads(TRAJECTORY.read_text(encoding="utf-8"))
+    messages = data["messages"][:2]  # the system prompt and the task
+    for attempt in range(6):
+        messages += [
+            {"role": "assistant", "content": f'```bash\nsed -i "s/a/{attempt}/" shop/pay.py\n```'},
+            {"role": "user", "content": "<returncode>0</returncode>\n<output>\n</output>"},
+            {"role": "assistant", "content": "```bash\npytest tests/test_pay.py\n```"},
+            {"role": "user", "content": "<returncode>1</returncode>\n<output>\nFAILED\n</output>"},
+        ]
+    for number, instance in enumerate(instances):
+        (runs / f"run-{number}.traj.json").write_text(
+            json.dumps({**data, "instance_id": instance, "messages": messages}), encoding="utf-8"
+        )
+    return runs
+
+
+def test_worker_processes_read_the_users_rule_file(tmp_path: Path) -> None:
+    users_rules(tmp_path, QUIETER)
+    runs = stuck_trajectories(tmp_path, "acme__shop-1", "acme__shop-2", "acme__shop-3")
+    args = [str(runs), "--format", "mini-swe-agent", "--json"]
+    workers = replay(tmp_path, *args, "--jobs", "2")
+    assert workers.stdout == replay(tmp_path, *args, "--jobs", "1").stdout
+    assert set(streak_modes(workers)) == {"notification"}
+    assert len(streak_modes(workers)) >= 3
+    assert "active" in streak_modes(replay(tmp_path, *args, "--jobs", "2", "--default-rules"))
+
+
+def test_a_bad_users_rule_file_is_refused_by_name(tmp_path: Path) -> None:
+    mine = users_rules(tmp_path, {**QUIETER, "when": {"patterns": ["trial_eror"]}})
+    done = replay(tmp_path, str(stuck_file(tmp_path)), check=False)
+    assert done.returncode == 2
+    assert f"rule file {mine}: rule 'failing-streak' (#1)" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_rules_and_default_rules_do_not_go_together(tmp_path: Path) -> None:
+    done = replay(tmp_path, "x.jsonl", "--rules", "r.json", "--default-rules", check=False)
+    assert done.returncode == 2
+    assert "not allowed with argument" in done.stderr
 
 
 def test_a_bad_rule_file_names_the_rule_and_field(tmp_path: Path) -> None:

@@ -18,7 +18,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         commands.add_parser(
             "replay",
             help="feed recorded events through a fresh receptor: one line per firing",
-            description="Feed recorded events through a fresh receptor and show what it read.",
+            description="Feed recorded events through a fresh receptor and show what it read. "
+            "It decides as the daemon does, with the built-in rules and your "
+            "receptor-rules.json (in the config folder) over them; --rules FILE instead of "
+            "yours, --default-rules without. No plugin is loaded, so no plugin's sources "
+            "or rules apply.",
         )
     )
     status.add_arguments(

@@ -3,12 +3,15 @@
 The input is a file of events in the core event format (one JSON event a
 line, see ``docs/receptor.md``), or with ``--format mini-swe-agent`` a
 trajectory file or a folder of them (one session per run). Every firing is
-a line with its decision (rule, mode, score and why), made by the built-in
-rules (:mod:`thatch_receptor.rules`) and, with ``--rules FILE``, that file's
-over them; no plugin is loaded. ``--summary`` gives one line per session
-instead: each axis's peak and mean, and the firing counts by axis and by
-mode (under ``--json`` one JSON object a line). ``--plot FILE.png`` draws
-each session's axes with its firings and deliveries (:mod:`thatch_receptor.plot`).
+a line with its decision (rule, mode, score and why), made as the daemon
+makes it (:mod:`thatch_receptor.rules`): by the built-in rules with the
+user's rule file over them (``receptor-rules.json`` in the config folder),
+or ``--rules FILE``'s instead of the user's; ``--default-rules`` leaves the
+user's out. No plugin is loaded, so no plugin's rules apply. ``--summary``
+gives one line per session instead: each axis's peak and mean, and the
+firing counts by axis and by mode (under ``--json`` one JSON object a line).
+``--plot FILE.png`` draws each session's axes with its firings and
+deliveries (:mod:`thatch_receptor.plot`).
 
 Sessions are independent, so a folder of trajectories is replayed in
 ``--jobs`` worker processes (default: the cores available), each reading its
@@ -25,7 +28,7 @@ import sys
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import attrs
 from thatch.plugin import AXES, DELIVERY_MODES, Event, InvalidInputError
@@ -54,11 +57,21 @@ def add_arguments(replay: argparse.ArgumentParser) -> None:
         action="store_true",
         help="one line per session: axis peaks and means, firings by axis and by mode",
     )
-    replay.add_argument(
+    # The rule file's name written out, not imported: every plugin command builds this
+    # parser, and the rules module's imports would cost each of them.
+    rules = replay.add_mutually_exclusive_group()
+    rules.add_argument(
         "--rules",
         type=Path,
         metavar="FILE",
-        help="a JSON rule file over the built-in rules (its rules replace those of their name)",
+        help="a JSON rule file over the built-in rules, instead of your receptor-rules.json "
+        "(its rules replace those of their name)",
+    )
+    rules.add_argument(
+        "--default-rules",
+        action="store_true",
+        help="the built-in rules alone, without your receptor-rules.json: "
+        "the same answer wherever it runs",
     )
     replay.add_argument(
         "--plot",
@@ -119,13 +132,14 @@ def run(args: argparse.Namespace, context: CommandContext) -> int:
     from thatch_receptor.interpret import Interpreter
     from thatch_receptor.rules import rules_for
 
-    interpreter = Interpreter(rules_for(None, rules_file=args.rules))  # a bad file: before the work
+    rules_file = _rules_file(args, context)
+    interpreter = Interpreter(rules_for(None, rules_file=rules_file))  # a bad file: before the work
     want = _Wanted(summary=args.summary, plot=args.plot is not None)
     files = _trajectory_files(args.source, args.format)
     jobs = min(available_cores() if args.jobs is None else args.jobs, len(files))
     if jobs > 1:
         _check_plot(args.plot, len(files))
-        outcomes = _outcomes_in_workers(files, jobs, args.rules, want)
+        outcomes = _outcomes_in_workers(files, jobs, rules_file, want)
     else:
         sessions = list(_sessions(args.source, args.format))
         _check_plot(args.plot, len(sessions))
@@ -141,6 +155,22 @@ def run(args: argparse.Namespace, context: CommandContext) -> int:
     firings = [row for one in outcomes for row in one.firings]
     context.emit(firings, "\n".join(firing_line(row) for row in firings) or "no firings")
     return 0
+
+
+def _rules_file(args: argparse.Namespace, context: CommandContext) -> Path | None:
+    """The rule file over the built-in rules: ``--rules``, else the daemon's (the user's).
+
+    The user's is said on stderr: a replay that decides otherwise than the
+    shipped rules would should not surprise anyone comparing it with another.
+    """
+    if args.rules is not None or args.default_rules:
+        return cast("Path | None", args.rules)
+    from thatch_receptor.rules import user_rules_file
+
+    found = user_rules_file(context.config.paths.config_dir)
+    if found is not None:
+        context.note(f"rules: the built-in ones with {found} over them (--default-rules: without)")
+    return found
 
 
 @attrs.frozen

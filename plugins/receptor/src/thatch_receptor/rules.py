@@ -205,6 +205,16 @@ def load_rules_file(path: Path) -> tuple[JsonRule, ...]:
     return parse_rules(data, f"rule file {path}")
 
 
+def user_rules_file(config_dir: Path) -> Path | None:
+    """The user's rule file, :data:`RULES_FILE_NAME` in ``config_dir``; None when it is not there.
+
+    The one place it is looked up: the daemon (:func:`rules_for`) and
+    ``thatch receptor replay`` both find it here, so a replay decides as the daemon does.
+    """
+    candidate = config_dir / RULES_FILE_NAME
+    return candidate if candidate.is_file() else None
+
+
 def rules_for(
     config_dir: Path | None,
     plugin_rules: Iterable[InterpretationRule] = (),
@@ -212,14 +222,13 @@ def rules_for(
 ) -> tuple[InterpretationRule, ...]:
     """The rules in force: the defaults, then plugin rules, then the user's file.
 
-    The user's file is ``rules_file`` if given, else ``config_dir /``
-    :data:`RULES_FILE_NAME` when it exists. A later rule replaces an earlier
+    The user's file is ``rules_file`` if given, else ``config_dir``'s
+    (:func:`user_rules_file`) when it exists. A later rule replaces an earlier
     one of its name (in the earlier one's place); a disabled rule switches its
     name off and is left out.
     """
     if rules_file is None and config_dir is not None:
-        candidate = config_dir / RULES_FILE_NAME
-        rules_file = candidate if candidate.is_file() else None
+        rules_file = user_rules_file(config_dir)
     user = load_rules_file(rules_file) if rules_file is not None else ()
     by_name: dict[str, InterpretationRule] = {}
     chain: list[InterpretationRule] = [*default_rules(), *plugin_rules, *user]
