@@ -100,3 +100,6 @@ def test_demo_tells_the_whole_session(thatch: Runner) -> None:
     assert told.count("[thatch receptor]") == 1
     assert '"aware-datetimes"' in told
     assert "test_settlement.py -> exit 1" in told
+    # The reading shown is now's, the reason's the firing's: each says which it is.
+    assert "the receptor reads now: frustration" in wall
+    assert "when it fired)" in told

@@ -75,6 +75,17 @@ def test_a_stuck_and_searching_agent_gets_error_context_actively() -> None:
     assert "frustration 0.70" in found.reason
 
 
+@pytest.mark.parametrize("rule", default_rules(), ids=lambda rule: rule.name)
+def test_a_default_reason_gives_its_values_as_at_the_firing(rule: JsonRule) -> None:
+    # The axes go on rising after a firing: a status read later shows more than the
+    # reason, which must say which moment its numbers are of.
+    fired = sorted(rule.fired)
+    pattern = min(rule.patterns, default="trial_error")
+    found = rule.interpret(composition(*fired, pattern=pattern, **dict.fromkeys(fired, 0.3)))
+    assert found is not None
+    assert "0.30 when it fired" in found.reason
+
+
 def test_the_score_grows_with_the_axes() -> None:
     rule = by_name(default_rules())["error-context"]
     weak = rule.interpret(composition("frustration", "seeking", frustration=0.2, seeking=0.2))

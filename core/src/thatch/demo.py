@@ -264,7 +264,8 @@ def _wall(env: Mapping[str, str], project: Path, harness: str) -> None:
         print("   (the receptor had nothing ready in time)")
         return
     axes = ", ".join(f"{axis} {value:.2f}" for axis, value in status["axes"].items() if value)
-    print(f"   the receptor reads: {axes}; pattern {status['pattern']}")
+    # "now": the axes go on rising after the firing, whose values the delivery's reason gives.
+    print(f"   the receptor reads now: {axes}; pattern {status['pattern']}")
     for firing in status["firings"][-1:]:
         print(f"   fired {', '.join(firing['fired'])} -> {firing['mode']} ({firing['why']})")
 

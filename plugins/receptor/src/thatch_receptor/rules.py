@@ -9,7 +9,7 @@ A rule file is a JSON object with a list of rules; each rule is an
        "when": {"fired": ["frustration", "seeking"], "patterns": ["trial_error"]},
        "trigger": "error_context",
        "mode": "active",
-       "reason": "the same failure keeps coming back (frustration {frustration})",
+       "reason": "the same failure keeps coming back (frustration {frustration} when it fired)",
        "score": {"base": 0.55, "weights": {"frustration": 2, "seeking": 1}}}
     ]}
 
@@ -30,7 +30,9 @@ A rule file is a JSON object with a list of rules; each rule is an
   ``{rule}``, ``{trigger}``, ``{pattern}``, ``{fired}`` (the fired axes),
   ``{signal}`` (the strongest reading's detail), ``{score}`` and each axis
   by name (``{frustration}``), numbers with two decimals unless a format is
-  given (``{frustration:.0%}``).
+  given (``{frustration:.0%}``). An axis is its value at the firing: the axes
+  go on moving, so a reason says so (``frustration {frustration} when it fired``)
+  rather than be read as the value a status shows later.
 - ``score``: ``base`` (0 to 1, default 0.5) and ``weights`` (axis → weight,
   default 1 for each axis of ``when.fired`` and ``when.min``). The score is
   ``base + (1 - base) * strength``, strength the weighted mean of those
