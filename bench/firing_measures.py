@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
-from data_sets import read_jsonl
+from data_sets import DATA, read_jsonl
 from thatch.plugin.embedder import Embedder
 
 #: The most lines the prompt nudge shows (thatch.builtin.decisions.DECISION_LIMIT).
@@ -19,6 +19,8 @@ GOAL_FALSE_FIRE = 0.05
 #: The chosen rule may show at most this many other situations per task prompt.
 MAX_WRONG = 0.5
 GRID = np.round(np.arange(-0.5, 1.5001, 0.01), 2)
+#: The two committed firing sets: imperative tasks, and work asked as questions.
+FIRING_SETS = (DATA / "firing", DATA / "firing_questions")
 
 Matrix = npt.NDArray[np.float32]
 

@@ -38,8 +38,18 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 from data_sets import DATA, read_jsonl
-from firing_measures import HEADER, SHOWN, FiringSet, Matrix, Rule, calibrate, embed_set, row
-from firing_models import SETS, SentenceTransformersEmbedder
+from firing_measures import (
+    FIRING_SETS,
+    HEADER,
+    SHOWN,
+    FiringSet,
+    Matrix,
+    Rule,
+    calibrate,
+    embed_set,
+    row,
+)
+from sentence_transformers_folder import SentenceTransformersEmbedder
 
 TRAINING = DATA / "intent_training"
 #: Weights of the gate's probability and the margins over the best matcher tried.
@@ -269,7 +279,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{args.model} model: {len(examples)} training examples, "
         f"{sum(label for _, label in examples):.0f} positive"
     )
-    for folder in SETS:
+    for folder in FIRING_SETS:
         measure_set(folder, embedder, score)
     return 0
 

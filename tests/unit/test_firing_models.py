@@ -26,6 +26,13 @@ def script() -> Iterator[ModuleType]:
         yield module
 
 
+@pytest.fixture(scope="module")
+def folder_module() -> Iterator[ModuleType]:
+    """bench/sentence_transformers_folder.py, the embedder both model benches share."""
+    with bench_script("sentence_transformers_folder") as module:
+        yield module
+
+
 class FakeSentenceTransformer:
     """Records the texts it is asked to encode; each text's vector is its length, one-hot."""
 
@@ -50,12 +57,12 @@ def fake_package(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_a_missing_package_names_the_option_and_the_fix(
-    script: ModuleType, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    folder_module: ModuleType, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     # None in sys.modules makes the import fail as an absent package does.
     monkeypatch.setitem(sys.modules, "sentence_transformers", None)
     with pytest.raises(SystemExit) as raised:
-        script.SentenceTransformersEmbedder(tmp_path)
+        folder_module.SentenceTransformersEmbedder(tmp_path)
     message = str(raised.value)
     assert f"--sentence-transformers {tmp_path}" in message
     assert "install it" in message
@@ -63,23 +70,23 @@ def test_a_missing_package_names_the_option_and_the_fix(
 
 
 def test_a_folder_without_modules_json_is_refused(
-    script: ModuleType, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    folder_module: ModuleType, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     fake_package(monkeypatch)
     (tmp_path / "model.safetensors").write_bytes(b"")
     with pytest.raises(SystemExit) as raised:
-        script.SentenceTransformersEmbedder(tmp_path)
+        folder_module.SentenceTransformersEmbedder(tmp_path)
     assert "no modules.json" in str(raised.value)
     assert str(tmp_path) in str(raised.value)
 
 
 def test_prefixes_reach_the_model_and_vectors_are_float32(
-    script: ModuleType, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    folder_module: ModuleType, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     fake_package(monkeypatch)
     (tmp_path / "modules.json").write_text("[]", encoding="utf-8")
     FakeSentenceTransformer.seen.clear()
-    embedder = script.SentenceTransformersEmbedder(tmp_path, "query: ", "passage: ")
+    embedder = folder_module.SentenceTransformersEmbedder(tmp_path, "query: ", "passage: ")
     query = embedder.embed_query("fix it")
     passages = embedder.embed_passages(["a", "bb"])
     assert FakeSentenceTransformer.seen == ["query: fix it", "passage: a", "passage: bb"]
