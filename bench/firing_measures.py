@@ -46,6 +46,9 @@ class Rule:
     name: str
     score: Matrix
     margin: float | None = None
+    #: The cosines the fired matchers are shown by (and the margin taken on), when the
+    #: rule moves them (the learnt prompt map); None: those passed to :func:`measure`.
+    cosines: Matrix | None = None
 
 
 @dataclass(frozen=True)
@@ -89,6 +92,8 @@ def rate(hits: npt.NDArray[np.bool_]) -> float:
 
 def measure(data: FiringSet, cosines: Matrix, rule: Rule, threshold: float) -> Figures:
     """The figures of ``rule`` at ``threshold``; shown matchers are ranked by cosine."""
+    if rule.cosines is not None:
+        cosines = rule.cosines
     fired = rule.score >= threshold
     if rule.margin is not None:
         best = np.where(fired, cosines, -np.inf).max(axis=1, keepdims=True)

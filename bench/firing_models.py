@@ -44,10 +44,15 @@ from firing_measures import (
 )
 from firing_rules import ranking, rules, shipped_axis
 from sentence_transformers_folder import SentenceTransformersEmbedder
+from thatch.decisions import prompt_map
+from thatch.decisions.prompt_map import FiringMaps
 
 
 def report(
-    data: FiringSet, axis: npt.NDArray[np.float32], background: npt.NDArray[np.float32]
+    data: FiringSet,
+    axis: npt.NDArray[np.float32],
+    background: npt.NDArray[np.float32],
+    learnt: FiringMaps | None = None,
 ) -> tuple[float, float]:
     """Print the ceiling and every rule on one set.
 
@@ -62,7 +67,7 @@ def report(
     )
     print(HEADER)
     best = quiet = 0.0
-    for rule in rules(data, axis, background):
+    for rule in rules(data, axis, background, learnt):
         point = calibrate(data, cosines, rule)
         best = max(best, point.fire5)
         if point.wrong <= MAX_WRONG:
@@ -104,7 +109,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(
                 f"\n{folder.name}: {len(data.situations)} preferences, {len(data.prompts)} prompts"
             )
-            best, quiet = report(data, axis, background)
+            best, quiet = report(data, axis, background, prompt_map.for_model(embedder.model_id))
             print(
                 f"best fire@5 with false-fire <= {GOAL_FALSE_FIRE}: {best:.3f} of any rule, "
                 f"{quiet:.3f} of those with wrong <= {MAX_WRONG}"

@@ -12,6 +12,7 @@ from typing import Protocol
 import numpy as np
 from firing_measures import SHOWN, Figures, FiringSet, Matrix, Rule, calibrate
 from thatch.decisions import firing
+from thatch.decisions.prompt_map import FiringMaps
 
 
 class QueryEmbedder(Protocol):
@@ -25,8 +26,21 @@ WEIGHTS = (0.5, 1.0, 1.5, 2.0)
 MARGINS: tuple[float | None, ...] = (None, 0.03, 0.05, 0.10)
 
 
-def rules(data: FiringSet, axis: Matrix, background: Matrix) -> list[Rule]:
-    """Every rule tried, plain cosine first."""
+def mapped_cosines(data: FiringSet, learnt: FiringMaps) -> Matrix:
+    """Every prompt's cosine to every matcher after the learnt maps: what
+    thatch.decisions.prompt_map computes one pair at a time, for the whole set at once."""
+    prompts = np.stack([learnt.prompt(query) for query in data.queries])
+    matchers = data.matchers
+    if learnt.passage is not None:
+        moved = matchers + matchers @ learnt.passage.T
+        matchers = moved / np.linalg.norm(moved, axis=1, keepdims=True)
+    return (prompts @ matchers.T).astype(np.float32)
+
+
+def rules(
+    data: FiringSet, axis: Matrix, background: Matrix, learnt: FiringMaps | None = None
+) -> list[Rule]:
+    """Every rule tried, plain cosine first; the learnt maps last, when there are some."""
     cosines = data.queries @ data.matchers.T
     statements = data.queries @ data.predictions.T
     to_background = background @ data.matchers.T
@@ -79,6 +93,9 @@ def rules(data: FiringSet, axis: Matrix, background: Matrix) -> list[Rule]:
         for name, score in joined.items()
         for w in (1.5, 2.0)
     ]
+    if learnt is not None:
+        moved = mapped_cosines(data, learnt)
+        found.append(Rule("learnt maps (the default)", moved, cosines=moved))
     return found
 
 

@@ -37,7 +37,10 @@ false-fire <= 0.05 (ties: the higher threshold). Rules:
 - prompt intent (thatch.decisions.firing): the threshold moved by the
   prompt's component along the task-minus-question axis, with and without a
   margin, and a penalty-only form that raises the bar for questions but never
-  lowers it.
+  lowers it;
+- the learnt prompt map (thatch.decisions.prompt_map, trained by
+  bench/firing_map.py on sets apart from this one), the default: plain cosine
+  after the map moves the prompt's vector.
 
 Beside the rules, what the model's ranking allows: the share of task
 prompts whose situation is the best matcher, and among the five best, by
@@ -50,10 +53,11 @@ The chosen rule is the intent shift with the weight and margin of the grid
 that give the best fire@5 at false-fire <= 0.05 with at most
 ``MAX_WRONG`` wrong lines per task prompt. Then the set is loaded into a
 throw-away home with ``DecisionModel.update`` and every prompt queried with
-``DecisionModel.query(limit=5)``, with the engine's default and with the old
-default (plain cosine at 0.40), to check the engine gives the figures the
-table predicts. Last, the query time with and without the rule, interleaved,
-at 1,220 matchers.
+``DecisionModel.query(limit=5)``, with the engine's default (the learnt map
+at the plain threshold), with the map off, with the intent rule, and with
+the old default (plain cosine at 0.40), to check the engine gives the
+figures the table predicts. Last, the query time of plain cosine, the intent
+rule and the map, interleaved, at 1,220 matchers.
 
     uv run python bench/prediction_firing.py           # print only
     uv run python bench/prediction_firing.py --write   # store the calibration
@@ -65,8 +69,9 @@ at 1,220 matchers.
 less the model's plain firing threshold, the "prediction" key of
 plugins/fastembed/src/thatch_fastembed/thresholds.json) under the embedder's
 model id in core/src/thatch/decisions/firing_models.json. The rule is off by
-default (``[predictions] prompt_intent = true`` turns it on): a matcher fires
-on plain cosine at the plain threshold.
+default (``[predictions] prompt_intent = true`` turns it on, in place of the
+learnt map): by default a matcher fires on its cosine to the mapped prompt
+at the plain threshold.
 """
 
 from __future__ import annotations
@@ -99,7 +104,7 @@ from firing_measures import (
     row,
 )
 from firing_rules import MARGINS, WEIGHTS, oracles, ranking, rules, shipped_axis
-from thatch.decisions import firing
+from thatch.decisions import firing, prompt_map
 from thatch.decisions.engine import DecisionModel, ScoreSettings
 
 FOLDER = DATA / "firing"
@@ -217,7 +222,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             + f"; background {len(background)} prompts\n"
         )
         cosines = data.queries @ data.matchers.T
-        tried = rules(data, axis, background)
+        learnt = prompt_map.for_model(embedder.model_id)
+        tried = rules(data, axis, background, learnt)
         print("plain cosine at fixed thresholds:")
         print(HEADER)
         for threshold in FIXED:
@@ -261,20 +267,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{'engine':<48} {'thresh':>6} {'fire@5':>6} {'ff':>6} {'obliq':>6} {'wrong':>5}")
         plain_threshold = embedder.thresholds().prediction
 
-        def shipped(intent: bool) -> DecisionModel:
+        def shipped(settings: ScoreSettings) -> DecisionModel:
             return DecisionModel(
                 th.decision_storage,
                 embedder,
                 dedup_threshold=dedup,
                 fire_threshold=plain_threshold,
-                settings=ScoreSettings(prompt_intent=intent),
+                settings=settings,
             )
 
         engines = [
             ("old default: plain cosine", make(OLD_THRESHOLD, firing.PLAIN)),
-            ("chosen rule", make(chosen.threshold, rule)),
-            ("shipped default (thresholds.json)", shipped(False)),
-            ("shipped, prompt_intent = true (+ models)", shipped(True)),
+            ("chosen intent rule", make(chosen.threshold, rule)),
+            ("shipped default: the learnt prompt map", shipped(ScoreSettings())),
+            ("shipped, prompt_map = false", shipped(ScoreSettings(prompt_map=False))),
+            ("shipped, prompt_intent = true", shipped(ScoreSettings(prompt_intent=True))),
         ]
         for name, model in engines:
             fire5, false, oblique, wrong = engine_figures(model, data, owners, ["bench/firing"])
@@ -289,18 +296,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         texts = [str(p["text"]) for p in data.prompts]
         times = timing(
             lambda firing_rule: make(chosen.threshold, firing_rule),
-            {"plain": firing.PLAIN, "intent": rule},
+            {"plain": firing.PLAIN, "intent": rule, "map": firing.mapped(embedder.model_id)},
             texts,
             stores,
         )
         matchers = len(th.decision_storage.list_matchers(stores))
-        plain, intent = np.asarray(times["plain"]), np.asarray(times["intent"])
+        plain = np.asarray(times["plain"])
         print(
             f"\nquery time at {matchers} matchers, {len(texts)} prompts, interleaved "
-            f"(prompt vectors cached): plain median {np.median(plain) * 1e3:.3f} ms, "
-            f"intent median {np.median(intent) * 1e3:.3f} ms, "
-            f"median of paired differences {np.median(intent - plain) * 1e3:+.3f} ms"
+            f"(prompt vectors cached): plain median {np.median(plain) * 1e3:.3f} ms"
         )
+        for name in ("intent", "map"):
+            other = np.asarray(times[name])
+            print(
+                f"  {name}: median {np.median(other) * 1e3:.3f} ms, median of paired "
+                f"differences {np.median(other - plain) * 1e3:+.3f} ms"
+            )
 
         if args.write:
             offset = round(chosen.threshold - plain_threshold, 2)

@@ -199,6 +199,12 @@ TABLES: tuple[ConfigTable, ...] = (
                 False,
                 "fire with the model's calibrated prompt-intent shift and margin",
             ),
+            ConfigKey(
+                "prompt_map",
+                bool,
+                True,
+                "fire on the cosine of prompt and matcher moved by the model's learnt maps",
+            ),
         ),
         "how the decision model scores (docs/decision-model.md)",
     ),

@@ -50,9 +50,14 @@ class ScoreSettings:
     #: Fire with the model's calibrated intent shift and margin
     #: (:mod:`thatch.decisions.firing`; ``[predictions] prompt_intent``). Off
     #: by default: it cuts false fires ninefold on bench/data/firing but
-    #: loses fires where the work is asked as a question (docs/decision-model.md).
-    #: Off, or for an uncalibrated model, a matcher fires on plain cosine.
+    #: loses fires where the work is asked as a question, and most fires on
+    #: everyday preferences (docs/decision-model.md). On, it replaces the map.
     prompt_intent: bool = False
+    #: Fire on the cosine of the prompt's and the matchers' vectors moved by the
+    #: model's learnt maps (:mod:`thatch.decisions.prompt_map`;
+    #: ``[predictions] prompt_map``). Off, or for a model without maps, a
+    #: matcher fires on plain cosine.
+    prompt_map: bool = True
 
 
 @attrs.frozen
@@ -123,8 +128,10 @@ class DecisionModel:
         self.fire_threshold = fire_threshold
         self.settings = settings or ScoreSettings()
         if firing_rule is None:
-            firing_rule = (
-                firing.for_model(embedder.model_id) if self.settings.prompt_intent else firing.PLAIN
+            firing_rule = firing.for_settings(
+                embedder.model_id,
+                intent=self.settings.prompt_intent,
+                learnt_map=self.settings.prompt_map,
             )
         self.firing = firing_rule
 
@@ -324,9 +331,10 @@ class DecisionModel:
     ) -> list[PredictionHit]:
         """Predictions linked to matchers that fit ``context``, best score first.
 
-        A matcher fires by :attr:`firing`: its cosine clears the threshold,
-        moved by how much the prompt asks for work, and is within the margin
-        of the best matcher's (:mod:`thatch.decisions.firing`). Every
+        A matcher fires by :attr:`firing`: its cosine to the prompt (both
+        moved by the learnt maps, by default) clears the threshold (moved by
+        how much the prompt asks for work, with the intent rule) and is within
+        the margin of the best matcher's (:mod:`thatch.decisions.firing`). Every
         prediction of every firing matcher is returned once (with its best
         score), so the agent sees conflicts. With ``record``, each hit is
         logged as shown, for calibration.
@@ -334,14 +342,18 @@ class DecisionModel:
         if not context.strip() or not self.storage.has_matchers(stores):
             return []
         model = self.embedder.model_id
-        vector = self.embedder.embed_query(context)
+        vector = self.firing.prompt_vector(self.embedder.embed_query(context))
+        nearest = self.storage.nearest_matchers(
+            self.firing.search_vector(vector), model, stores, MATCHER_DEPTH
+        )
+        cosines = self.firing.matcher_cosines(
+            vector,
+            {hit.id: float(hit.score) for hit in nearest},
+            lambda ids: self.storage.decision_embeddings("matcher", ids, model),
+        )
         threshold = self.firing.threshold(self.fire_threshold, vector)
         fired = self.firing.keep(
-            {
-                hit.id: float(hit.score)
-                for hit in self.storage.nearest_matchers(vector, model, stores, MATCHER_DEPTH)
-                if hit.score >= threshold
-            }
+            {key: cosine for key, cosine in cosines.items() if cosine >= threshold}
         )
         if not fired:
             return []

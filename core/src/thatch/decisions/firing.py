@@ -21,12 +21,18 @@ and the margin stops it from pulling in the loosely related ones.
 The axis, weight and margin are calibrated per model by
 bench/prediction_firing.py and shipped in firing_models.json. A model with no
 entry fires on plain cosine, as before.
+
+The default rule is another: the learnt maps of
+:mod:`thatch.decisions.prompt_map`, which move the prompt's and the matchers'
+vectors before the cosine is taken and keep the plain threshold.
+:func:`for_settings` chooses between the two for a model and the user's
+settings.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import cache
 from importlib import resources
 from typing import Literal
@@ -35,6 +41,8 @@ import attrs
 import numpy as np
 import numpy.typing as npt
 
+from thatch.decisions.prompt_map import FiringMaps
+from thatch.decisions.prompt_map import for_model as maps_for_model
 from thatch.plugin.embedder import Embedder
 
 BACKGROUND_FILE = "firing_background.tsv"
@@ -57,6 +65,37 @@ class Firing:
     #: calibrated bar less the plain one, so that a threshold the user sets
     #: moves both.
     offset: float = 0.0
+    #: The learnt maps the prompt's and the matchers' vectors go through; None
+    #: compares them as the model made them.
+    maps: FiringMaps | None = None
+
+    def prompt_vector(self, vector: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        """The vector the matchers are compared with: the prompt's, moved by the map."""
+        return vector if self.maps is None else self.maps.prompt(vector)
+
+    def search_vector(self, prompt: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        """What the storage is asked for the nearest matchers of the moved ``prompt``."""
+        return prompt if self.maps is None else self.maps.search(prompt)
+
+    def matcher_cosines(
+        self,
+        prompt: npt.NDArray[np.float32],
+        found: Mapping[int, float],
+        stored: Callable[[Iterable[int]], Mapping[int, object]],
+    ) -> dict[int, float]:
+        """The cosine each matcher the storage ``found`` fires by (id -> cosine).
+
+        The storage's own cosines, unless the matchers are mapped too: then
+        each is scored anew from its stored vector (``stored(ids)``).
+        """
+        if self.maps is None or self.maps.passage is None:
+            return dict(found)
+        vectors = stored(found)
+        return {
+            key: self.maps.matcher_cosine(prompt, np.asarray(vectors[key], dtype=np.float32))
+            for key in found
+            if key in vectors
+        }
 
     def threshold(self, base: float, prompt: npt.NDArray[np.float32]) -> float:
         """The cosine a matcher needs for this prompt (``base``: the plain threshold)."""
@@ -123,5 +162,24 @@ def _calibrated() -> dict[str, Firing]:
 
 
 def for_model(model_id: str) -> Firing:
-    """The shipped calibration of ``model_id``; :data:`PLAIN` when it has none."""
+    """The shipped intent calibration of ``model_id``; :data:`PLAIN` when it has none."""
     return _calibrated().get(model_id, PLAIN)
+
+
+@cache
+def mapped(model_id: str) -> Firing:
+    """Plain cosine after the learnt maps of ``model_id``; :data:`PLAIN` without them."""
+    maps = maps_for_model(model_id)
+    return PLAIN if maps is None else Firing(maps=maps)
+
+
+def for_settings(model_id: str, *, intent: bool, learnt_map: bool) -> Firing:
+    """The rule a model fires by under the user's ``[predictions]`` settings.
+
+    The intent shift when ``intent`` (it is calibrated on the model's own
+    vectors, so it never goes through the map), else the learnt map when
+    ``learnt_map`` and the model has one, else plain cosine.
+    """
+    if intent:
+        return for_model(model_id)
+    return mapped(model_id) if learnt_map else PLAIN

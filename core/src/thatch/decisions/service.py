@@ -63,10 +63,11 @@ def settings_from_config(sections: Any) -> ScoreSettings:
     from_cosine = table.get("edge_weight_from_cosine", defaults.edge_weight_from_cosine)
     power = table.get("cosine_power", defaults.cosine_power)
     intent = table.get("prompt_intent", defaults.prompt_intent)
-    if not all(isinstance(flag, bool) for flag in (population, from_cosine, intent)):
+    learnt_map = table.get("prompt_map", defaults.prompt_map)
+    if not all(isinstance(flag, bool) for flag in (population, from_cosine, intent, learnt_map)):
         raise ConfigError(
-            "config: predictions.population_prior, edge_weight_from_cosine and prompt_intent"
-            " are true or false"
+            "config: predictions.population_prior, edge_weight_from_cosine, prompt_intent"
+            " and prompt_map are true or false"
         )
     if isinstance(power, bool) or not isinstance(power, int | float) or not 0.1 <= power <= 5:
         raise ConfigError(f"config: predictions.cosine_power = {power!r}; use a number like 1.3")
@@ -75,6 +76,7 @@ def settings_from_config(sections: Any) -> ScoreSettings:
         edge_weight_from_cosine=from_cosine,
         cosine_power=float(power),
         prompt_intent=intent,
+        prompt_map=learnt_map,
     )
 
 
