@@ -11,6 +11,12 @@ task is pulled above the bar and above the other matchers, and an unrelated
 prompt below the bar of every matcher near it. Each batch holds its tasks'
 matchers and, as hard negatives, matchers near its prompts by plain cosine.
 
+An unrelated prompt is unrelated to the situations it was written against,
+not to every situation: "fix the flaky checkout test" belongs to none of a
+set of everyday preferences and to a coding one. So the training data come
+in groups (one per training set) and an unrelated prompt is only pushed
+away from the matchers of its own group; a task, from every other matcher.
+
 ``passage=True`` learns a second map for the matchers as well (scored as
 ``cosine(map_q(v), map_p(m))``); the shipped rule maps the prompt only, so the
 storage search is unchanged. Plain numpy, Adam with a warm-up and a linear
@@ -38,6 +44,15 @@ class TrainingSet:
     #: The row of ``matchers`` each task belongs to.
     situation: Indices
     unrelated: Matrix
+    #: The group of each matcher and of each unrelated prompt (None: one group for all).
+    matcher_group: Indices | None = None
+    unrelated_group: Indices | None = None
+
+    def groups(self) -> tuple[Indices, Indices]:
+        """The group of each matcher and of each unrelated prompt."""
+        if self.matcher_group is None or self.unrelated_group is None:
+            return np.zeros(len(self.matchers), np.int64), np.zeros(len(self.unrelated), np.int64)
+        return self.matcher_group, self.unrelated_group
 
 
 @dataclass(frozen=True)
@@ -59,6 +74,8 @@ class Settings:
     passage: bool = False
     #: Score with ``v + A v`` as it is, not at unit length (a bilinear form).
     unit_query: bool = True
+    #: Score with ``m + B m`` as it is, not at unit length.
+    unit_passage: bool = True
     seed: int = 7
 
 
@@ -69,6 +86,7 @@ class Maps:
     query: Matrix
     passage: Matrix | None = None
     unit_query: bool = True
+    unit_passage: bool = True
 
 
 def normalized(vectors: Matrix) -> Matrix:
@@ -90,7 +108,8 @@ def scores(queries: Matrix, matchers: Matrix, maps: Maps | None) -> Matrix:
     bilinear form for a map learnt with ``unit_query=False``."""
     if maps is None:
         return queries @ matchers.T
-    return apply(queries, maps.query, maps.unit_query) @ apply(matchers, maps.passage).T
+    moved = apply(matchers, maps.passage, maps.unit_passage)
+    return apply(queries, maps.query, maps.unit_query) @ moved.T
 
 
 class _Adam:
@@ -142,7 +161,11 @@ def train(
     # Hard negatives by plain cosine, fixed before training.
     nearest = np.argsort(-(data.tasks @ data.matchers.T), axis=1)
     near_task = nearest[:, : settings.hard_negatives + 4]
-    near_unrelated = np.argsort(-(data.unrelated @ data.matchers.T), axis=1)[:, :5]
+    matcher_group, unrelated_group = data.groups()
+    # An unrelated prompt's hard negatives come from its own group only.
+    own_group = unrelated_group[:, None] == matcher_group[None, :]
+    unrelated_cosines = np.where(own_group, data.unrelated @ data.matchers.T, -np.inf)
+    near_unrelated = np.argsort(-unrelated_cosines, axis=1)[:, :5]
     batches = len(data.tasks) // settings.batch
     total = settings.epochs * batches
     warm_up = max(1, total // 10)
@@ -171,6 +194,7 @@ def _maps(params: dict[str, Matrix], settings: Settings) -> Maps:
         query=_matrix(params, "query").copy(),
         passage=_matrix(params, "passage").copy() if settings.passage else None,
         unit_query=settings.unit_query,
+        unit_passage=settings.unit_passage,
     )
 
 
@@ -204,12 +228,16 @@ def _batch_gradients(
         passage_map = _matrix(params, "passage")
         shifted = rows + rows @ passage_map.T
         shifted_norm = np.linalg.norm(shifted, axis=1, keepdims=True)
-        targets_side = shifted / shifted_norm
+        targets_side = shifted / shifted_norm if settings.unit_passage else shifted
     else:
         targets_side = rows
     logits = settings.scale * mapped @ targets_side.T
     logits = np.concatenate([logits, np.full((len(prompts), 1), settings.scale * settings.bar)], 1)
     target = np.asarray([column[m] for m in data.situation[tasks]] + [len(matchers)] * len(others))
+    # An unrelated prompt does not see the batch's matchers of other groups.
+    matcher_group, unrelated_group = data.groups()
+    other_group = unrelated_group[others][:, None] != matcher_group[matchers][None, :]
+    logits[len(tasks) :, : len(matchers)][other_group] = -np.inf
     logits -= logits.max(axis=1, keepdims=True)
     softmax = np.exp(logits)
     softmax /= softmax.sum(axis=1, keepdims=True)
@@ -222,7 +250,12 @@ def _batch_gradients(
     )
     full = {"query": d_moved.T @ prompts}
     if settings.passage:
-        d_shifted = _normalized_backward(d_scores.T @ mapped, targets_side, shifted_norm)
+        d_targets = d_scores.T @ mapped
+        d_shifted = (
+            _normalized_backward(d_targets, targets_side, shifted_norm)
+            if settings.unit_passage
+            else d_targets
+        )
         full["passage"] = d_shifted.T @ rows
     grads: dict[str, Matrix] = {}
     for name, grad in full.items():

@@ -10,9 +10,14 @@ from data_sets import ROOT
 
 PAYLOADS = ROOT / "tests" / "data" / "claude"
 #: Answered by real memories of acme/web and by the "flaky-test" decision situation.
+#: Until 2026-12-07 it read "test_checkout_total fails about one run in five on CI; can
+#: you look into it and tell me how to run the frontend unit tests locally?", which the
+#: learnt firing maps no longer fire the situation on (the look-up joined on pulls it
+#: under the bar; docs/benchmarks.md, "Learnt firing maps"): a flush with no decision
+#: nudge would time less than the hook's full work.
 PROMPT = (
-    "test_checkout_total fails about one run in five on CI; can you look into it "
-    "and tell me how to run the frontend unit tests locally?"
+    "test_checkout_total is flaky on CI, it fails about one run in five; fix the flaky "
+    "test. The unit tests run with pnpm test, right?"
 )
 
 

@@ -124,7 +124,7 @@ VARIANTS = (
 #: Measured and printed for comparison, never chosen.
 EXTRA = (
     Variant("no population prior", ScoreSettings(population_prior=False)),
-    Variant("plain cosine", ScoreSettings(prompt_intent=False)),
+    Variant("plain cosine (no maps)", ScoreSettings(prompt_map=False)),
 )
 #: The default before the prompt-intent rule: plain cosine at this threshold.
 OLD_THRESHOLD = 0.40

@@ -126,3 +126,24 @@ def test_the_script_writes_both_maps_and_keeps_other_models(
         assert loaded["query"].dtype == np.float16
         assert np.allclose(loaded["query"], query, atol=1e-3)
         assert np.allclose(loaded["passage"], passage, atol=1e-3)
+
+
+def test_the_benches_score_a_set_as_the_engine_scores_a_pair() -> None:
+    """firing_rules.mapped_cosines (the whole set at once) against FiringMaps, pair by pair."""
+    with bench_script("firing_rules") as rules, bench_script("firing_measures") as measures:
+        rng = np.random.default_rng(3)
+        maps = prompt_map.FiringMaps(
+            rng.normal(0, 0.1, (DIM, DIM)).astype(np.float32),
+            rng.normal(0, 0.1, (DIM, DIM)).astype(np.float32),
+        )
+        matchers = unit_rows(rng.normal(size=(5, DIM))).astype(np.float32)
+        queries = unit_rows(rng.normal(size=(7, DIM))).astype(np.float32)
+        data = measures.FiringSet(
+            [], [], matchers, matchers, queries, np.zeros(7, np.int64), np.asarray(["task"] * 7)
+        )
+        whole = rules.mapped_cosines(data, maps)
+        for row, query in enumerate(queries):
+            prompt = maps.prompt(query)
+            for column, matcher in enumerate(matchers):
+                expected = float(prompt @ maps.matcher(matcher))
+                assert whole[row, column] == pytest.approx(expected, abs=1e-5)

@@ -61,7 +61,7 @@ def test_a_map_that_sends_the_prompt_to_zero_keeps_the_prompt() -> None:
     collapse = -np.eye(2, dtype=np.float32)
     maps = prompt_map.FiringMaps(collapse, collapse)
     assert np.allclose(maps.prompt(vector), vector)
-    assert maps.matcher_cosine(vector, vector) == pytest.approx(1.0)
+    assert np.allclose(maps.matcher(vector), vector)
 
 
 def test_maps_must_be_square_and_of_one_size() -> None:
@@ -83,16 +83,60 @@ def test_the_storage_search_ranks_matchers_as_the_mapped_cosine_does() -> None:
     search = maps.search(prompt)
     assert float(np.linalg.norm(search)) == pytest.approx(1.0)
     for matcher in matchers:
+        moved = matcher + maps.passage @ matcher
+        assert np.allclose(maps.matcher(matcher), moved / np.linalg.norm(moved), atol=1e-6)
+        cosine = float(prompt @ maps.matcher(matcher))
         # cos(search, m) = mapped cosine x |m + B m| / |(I + B)^T prompt|: one factor per
         # matcher (its mapped length), one per prompt.
-        length = float(np.linalg.norm(matcher + maps.passage @ matcher))
         scale = float(np.linalg.norm(prompt + maps.passage.T @ prompt))
-        expected = maps.matcher_cosine(prompt, matcher) * length / scale
+        expected = cosine * float(np.linalg.norm(moved)) / scale
         assert float(search @ matcher) == pytest.approx(expected, abs=1e-5)
-    # Without a matcher map the search is the moved prompt and the cosine is the plain one.
+    # Without a matcher map the search is the moved prompt and matchers stay as stored.
     alone = prompt_only(maps.query)
     assert np.array_equal(alone.search(prompt), prompt)
-    assert alone.matcher_cosine(prompt, matchers[0]) == pytest.approx(float(prompt @ matchers[0]))
+    assert np.array_equal(alone.matcher(matchers[0]), matchers[0])
+
+
+class Reads:
+    """Stored vectors by id, counting which ids are read."""
+
+    def __init__(self, vectors: dict[int, np.ndarray]) -> None:
+        self.vectors = vectors
+        self.read: list[list[int]] = []
+
+    def __call__(self, ids: list[int]) -> dict[int, np.ndarray]:
+        self.read.append(sorted(ids))
+        return {key: self.vectors[key] for key in ids if key in self.vectors}
+
+
+def test_moved_matchers_are_kept_and_read_again_when_their_vector_changes() -> None:
+    rng = np.random.default_rng(1)
+    maps = prompt_map.FiringMaps(
+        np.zeros((8, 8), np.float32), rng.normal(0, 0.2, (8, 8)).astype(np.float32)
+    )
+    stored = Reads({key: unit(rng.normal(size=8)) for key in (1, 2, 3)})
+    moved = prompt_map.MovedMatchers(maps)
+    prompt = unit(rng.normal(size=8))
+    search = maps.search(prompt)
+
+    def found(*keys: int) -> dict[int, float]:
+        return {key: float(search @ stored.vectors[key]) for key in keys}
+
+    first = moved.cosines(prompt, search, found(1, 2), stored)
+    assert first == pytest.approx(
+        {k: float(prompt @ maps.matcher(stored.vectors[k])) for k in (1, 2)}
+    )
+    # Met again: only the new matcher is read back.
+    assert moved.cosines(prompt, search, found(1, 2, 3), stored).keys() == {1, 2, 3}
+    assert stored.read == [[1, 2], [3]]
+    # Matcher 2 deleted and its id given to another vector: the storage's cosine no longer
+    # fits the kept vector, so it is read again and scored by its new vector.
+    stored.vectors[2] = unit(rng.normal(size=8))
+    again = moved.cosines(prompt, search, found(2), stored)
+    assert stored.read[-1] == [2]
+    assert again[2] == pytest.approx(float(prompt @ maps.matcher(stored.vectors[2])))
+    # A matcher the storage no longer has is left out.
+    assert moved.cosines(prompt, search, {9: 0.5}, stored) == {}
 
 
 def test_a_model_without_a_map_has_none_and_fires_on_plain_cosine() -> None:

@@ -15,6 +15,7 @@ import attrs
 
 from thatch.decisions import firing
 from thatch.decisions.confidence import DEFAULT_PRIOR, EVIDENCE, confidence, population_prior
+from thatch.decisions.prompt_map import MovedMatchers
 from thatch.decisions.wording import LINK_COSINE, conflict, why_not_linked
 from thatch.memory.names import validate_store
 from thatch.plugin.decision_storage import DecisionStorage
@@ -134,6 +135,9 @@ class DecisionModel:
                 learnt_map=self.settings.prompt_map,
             )
         self.firing = firing_rule
+        maps = firing_rule.maps
+        #: The matchers met so far, moved by the matcher map (None without one).
+        self._moved = None if maps is None or maps.passage is None else MovedMatchers(maps)
 
     # -- update ------------------------------------------------------------
     def update(
@@ -343,14 +347,18 @@ class DecisionModel:
             return []
         model = self.embedder.model_id
         vector = self.firing.prompt_vector(self.embedder.embed_query(context))
-        nearest = self.storage.nearest_matchers(
-            self.firing.search_vector(vector), model, stores, MATCHER_DEPTH
-        )
-        cosines = self.firing.matcher_cosines(
-            vector,
-            {hit.id: float(hit.score) for hit in nearest},
-            lambda ids: self.storage.decision_embeddings("matcher", ids, model),
-        )
+        search = self.firing.search_vector(vector)
+        cosines = {
+            hit.id: float(hit.score)
+            for hit in self.storage.nearest_matchers(search, model, stores, MATCHER_DEPTH)
+        }
+        if self._moved is not None:
+            cosines = self._moved.cosines(
+                vector,
+                search,
+                cosines,
+                lambda ids: self.storage.decision_embeddings("matcher", ids, model),
+            )
         threshold = self.firing.threshold(self.fire_threshold, vector)
         fired = self.firing.keep(
             {key: cosine for key, cosine in cosines.items() if cosine >= threshold}

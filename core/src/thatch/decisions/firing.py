@@ -32,7 +32,7 @@ settings.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from functools import cache
 from importlib import resources
 from typing import Literal
@@ -76,26 +76,6 @@ class Firing:
     def search_vector(self, prompt: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
         """What the storage is asked for the nearest matchers of the moved ``prompt``."""
         return prompt if self.maps is None else self.maps.search(prompt)
-
-    def matcher_cosines(
-        self,
-        prompt: npt.NDArray[np.float32],
-        found: Mapping[int, float],
-        stored: Callable[[Iterable[int]], Mapping[int, object]],
-    ) -> dict[int, float]:
-        """The cosine each matcher the storage ``found`` fires by (id -> cosine).
-
-        The storage's own cosines, unless the matchers are mapped too: then
-        each is scored anew from its stored vector (``stored(ids)``).
-        """
-        if self.maps is None or self.maps.passage is None:
-            return dict(found)
-        vectors = stored(found)
-        return {
-            key: self.maps.matcher_cosine(prompt, np.asarray(vectors[key], dtype=np.float32))
-            for key in found
-            if key in vectors
-        }
 
     def threshold(self, base: float, prompt: npt.NDArray[np.float32]) -> float:
         """The cosine a matcher needs for this prompt (``base``: the plain threshold)."""

@@ -18,7 +18,7 @@ de-duplication and ``thatch reembed`` are as before, and the storage still
 searches them by cosine. It is asked with ``normalize((I + B)^T v')`` (``v'``
 the moved prompt), whose cosine to ``m`` is the mapped cosine up to the
 length of ``m + B m``; the nearest matchers it returns are then scored
-exactly (:meth:`FiringMaps.matcher_cosine`). The lengths differ by a few
+exactly (:class:`MovedMatchers`). The lengths differ by a few
 percent, so the exact best matchers are among the storage's 32 nearest:
 docs/benchmarks.md, "A learnt prompt map", compares the two on three sets.
 
@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Callable, Mapping
 from functools import cache
 from importlib import resources
 
@@ -86,11 +87,63 @@ class FiringMaps:
             return prompt
         return _unit(prompt + self.passage.T @ prompt, prompt)
 
-    def matcher_cosine(self, prompt: Vector, matcher: Vector) -> float:
-        """The mapped cosine of the moved ``prompt`` and a stored matcher vector."""
-        if self.passage is not None:
-            matcher = _unit(matcher + self.passage @ matcher, matcher)
-        return float(prompt @ matcher)
+    def matcher(self, stored: Vector) -> Vector:
+        """A stored matcher vector moved by ``B``, unit length again (as it is without ``B``)."""
+        if self.passage is None:
+            return stored
+        return _unit(stored + self.passage @ stored, stored)
+
+
+class MovedMatchers:
+    """The matchers' stored vectors moved by the matcher map, kept by id for one storage.
+
+    The storage finds the nearest matchers by a cosine that is not yet the
+    mapped one (see the module docstring); each is then scored from its own
+    vector moved by ``B``. A matcher's vector never changes under one model,
+    so the moved vector is kept: a prompt reads back and moves only the
+    matchers it meets for the first time. A kept entry is used only while its
+    stored vector still gives the storage's cosine for this search, so a
+    matcher deleted and its id given to another is read again.
+
+    Matchers are moved one matrix-vector product each, never in one matrix
+    product: that wakes the BLAS library's threads, which then spin on the
+    other core for a while after every prompt (the daemon's CPU per prompt
+    went from 12 to 73 ms in bench/hook_latency.py).
+    """
+
+    #: Kept entries; past this many they are dropped and read again as met.
+    LIMIT = 8192
+    #: How far a kept vector's cosine to the search may be from the storage's.
+    TOLERANCE = 1e-5
+
+    def __init__(self, maps: FiringMaps) -> None:
+        self.maps = maps
+        self._kept: dict[int, tuple[Vector, Vector]] = {}
+
+    def cosines(
+        self,
+        prompt: Vector,
+        search: Vector,
+        found: Mapping[int, float],
+        stored: Callable[[list[int]], Mapping[int, object]],
+    ) -> dict[int, float]:
+        """The mapped cosine of the moved ``prompt`` and each matcher the storage ``found``
+        (id -> its cosine to ``search``); ``stored(ids)`` reads stored vectors."""
+        entries: dict[int, tuple[Vector, Vector]] = {}
+        missing: list[int] = []
+        for key, score in found.items():
+            entry = self._kept.get(key)
+            if entry is not None and abs(float(entry[0] @ search) - score) <= self.TOLERANCE:
+                entries[key] = entry
+            else:
+                missing.append(key)
+        if missing:
+            if len(self._kept) + len(missing) > self.LIMIT:
+                self._kept = {}
+            for key, vector in stored(missing).items():
+                row = np.asarray(vector, dtype=np.float32)
+                entries[key] = self._kept[key] = (row, self.maps.matcher(row))
+        return {key: float(moved @ prompt) for key, (_, moved) in entries.items()}
 
 
 def index() -> dict[str, dict[str, object]]:
