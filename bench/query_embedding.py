@@ -9,18 +9,26 @@ it (the pack's tokenizer, cut at ``QUERY_MAX_TOKENS``), in one process:
 - **settings**: onnxruntime sessions of the installed model, interleaved
   run by run: the shipped query session (the model with int8 weight
   products, ``thatch_fastembed.int8_products``, on ``QUERY_THREADS``
-  threads with ``QUERY_SESSION_CONFIG``), the same on one thread, the
-  model's own file as passages run it (every product in float32) on the
-  same threads, one thread, two threads whose workers spin, and two spinning threads told to stop
-  spinning when a run ends (``session.force_spinning_stop``). Each row gives
-  the run's median wall time and the process's CPU time per run counted
-  over the run and the 50 ms after it, where spinning workers keep burning
-  a core.
+  threads with ``QUERY_SESSION_CONFIG``, leaving out
+  ``QUERY_DISABLED_OPTIMIZERS``); the same on two threads; the same with
+  onnxruntime's SkipLayerNormalization fusion on; the int8 model without
+  its bias and GELU rewrites; the query session as it was on 2026-12-02
+  (no rewrites but the products, two threads, the fusion on); the model's
+  own file as passages run it (every product in float32) with the query
+  session's settings, on two threads, on two threads whose workers spin,
+  and on two spinning threads told to stop spinning when a run ends
+  (``session.force_spinning_stop``). Each row gives the run's median wall
+  time and the process's CPU time per run counted over the run and the
+  50 ms after it, where spinning workers keep burning a core.
 - **operators** (``--ops``): onnxruntime's own profile of the float32
-  session, time by operator type, and the multiply-adds of the weight
-  products (from the model's dimensions) over their time.
-- **int8 against float32** (``--compare``): the query vectors of the two
-  compared: the cosine between them on every query of
+  session, of the int8 one as it was on 2026-12-02 and of the shipped one,
+  time by operator type, with how many of each ran, and the
+  multiply-adds of the weight products (from the model's dimensions) over
+  their time.
+- **int8 against float32** (``--compare``): the query vectors of the
+  shipped session compared with those of the float32 session, of the int8
+  session as it was on 2026-12-02 and of the shipped one with the layer-norm
+  fusion on: the cosine between them on every query of
   bench/data/queries.jsonl and every prompt of the firing set
   (bench/data/firing), and what the change does to what they find — vector
   recall@5 of bench/data's 121 memories, and plain-cosine firing of the
@@ -39,6 +47,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import functools
 import json
 import os
 import statistics
@@ -50,13 +59,14 @@ from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
+import onnx
 import onnxruntime as ort
 import thatch
 from data_sets import DATA, read_jsonl
 from hook_payloads import PROMPT
 from thatch.plugin.embedder import Embedder
 from thatch_fastembed import embedder as shipped
-from thatch_fastembed.int8_products import ensure_int8_model
+from thatch_fastembed.int8_products import ensure_int8_model, rewrite
 from thatch_fastembed.model_pack import PACK_SHA256, find_pack
 from tokenizers import Tokenizer
 
@@ -83,9 +93,14 @@ def feeds_of(tokenizer: Tokenizer, text: str, names: Sequence[str]) -> Feeds:
 
 
 def session(
-    path: str, threads: int, config: Mapping[str, str], **options: object
+    path: str,
+    threads: int,
+    config: Mapping[str, str],
+    disabled: Sequence[str] = (),
+    **options: object,
 ) -> ort.InferenceSession:
-    """An onnxruntime session of ``path`` with these threads and session entries."""
+    """An onnxruntime session of ``path`` with these threads, session entries and
+    graph rewrites left out."""
     settings = ort.SessionOptions()
     settings.intra_op_num_threads = threads
     settings.inter_op_num_threads = 1
@@ -93,7 +108,28 @@ def session(
         settings.add_session_config_entry(key, value)
     for name, value in options.items():
         setattr(settings, name, value)
-    return ort.InferenceSession(path, settings, providers=["CPUExecutionProvider"])
+    return ort.InferenceSession(
+        path, settings, providers=["CPUExecutionProvider"], disabled_optimizers=list(disabled)
+    )
+
+
+def shipped_session(path: str, **options: object) -> ort.InferenceSession:
+    """A session of ``path`` as the embedder's query session is made."""
+    return session(
+        path,
+        shipped.QUERY_THREADS,
+        shipped.QUERY_SESSION_CONFIG,
+        shipped.QUERY_DISABLED_OPTIMIZERS,
+        **options,
+    )
+
+
+def twin_without_folds(source: Path, folder: str) -> str:
+    """The int8-products model without the bias and GELU rewrites, written in ``folder``."""
+    model = rewrite(onnx.load(str(source)), folds=False)
+    target = os.path.join(folder, "int8-products-unfolded.onnx")
+    onnx.save(model, target)
+    return target
 
 
 def vector(run: ort.InferenceSession, feeds: Feeds) -> Vectors:
@@ -123,28 +159,33 @@ def timings(
     return {name: (statistics.median(wall[name]), statistics.median(cpu[name])) for name in names}
 
 
-def operator_profile(path: str, feeds: Feeds, runs: int) -> tuple[dict[str, float], float]:
-    """Mean ms a run by operator type, and the weight products' multiply-adds a second (G)."""
+def operator_profile(
+    open_session: Callable[..., ort.InferenceSession], feeds: Feeds, runs: int
+) -> tuple[dict[str, float], dict[str, int], float]:
+    """Mean ms a run by operator type, how many of each run, and the weight products'
+    multiply-adds a second (G).
+
+    ``open_session(**options)`` makes the session, with the profiling options given.
+    """
     with tempfile.TemporaryDirectory(prefix="thatch-ort-profile-") as folder:
-        run = session(
-            path,
-            shipped.QUERY_THREADS,
-            shipped.QUERY_SESSION_CONFIG,
-            enable_profiling=True,
-            profile_file_prefix=os.path.join(folder, "profile"),
+        run = open_session(
+            enable_profiling=True, profile_file_prefix=os.path.join(folder, "profile")
         )
         for _ in range(runs):
             run.run(None, feeds)
         events = json.loads(Path(run.end_profiling()).read_text(encoding="utf-8"))
     by_op: collections.Counter[str] = collections.Counter()
+    counted: collections.Counter[str] = collections.Counter()
     for event in events:
         if event.get("cat") == "Node" and event["name"].endswith("_kernel_time"):
             by_op[event["args"]["op_name"]] += event["dur"] / 1000 / runs
+            counted[event["args"]["op_name"]] += 1
     tokens = feeds["input_ids"].shape[1]
     # Per layer: query, key, value and output (HIDDEN x HIDDEN), the two feed-forward products.
     macs = tokens * LAYERS * (4 * HIDDEN * HIDDEN + 2 * HIDDEN * INNER)
-    matmul_ms = by_op.get("MatMul", 0.0) + by_op.get("FusedMatMul", 0.0)
-    return dict(by_op.most_common()), macs / (matmul_ms / 1000) / 1e9
+    matmul_ms = sum(by_op.get(op, 0.0) for op in ("MatMul", "FusedMatMul", "DynamicQuantizeMatMul"))
+    each_run = {op: count // runs for op, count in counted.items()}
+    return dict(by_op.most_common()), each_run, macs / (matmul_ms / 1000) / 1e9
 
 
 def recall_at_5(queries: Vectors, memories: Vectors, relevant: Sequence[set[int]]) -> float:
@@ -170,10 +211,10 @@ def firing(
 def compare_products(
     embedder: Embedder,
     embed_with: Callable[[ort.InferenceSession, str], Vectors],
-    float32_run: ort.InferenceSession,
-    int8_run: ort.InferenceSession,
+    runs: Mapping[str, ort.InferenceSession],
 ) -> None:
-    """Cosines between the two query vectors, and what each finds."""
+    """Cosines of each session's query vectors to the shipped one's (the last), and what
+    each finds."""
     memories = read_jsonl(DATA / "memories.jsonl")
     labels = {str(m["label"]): i for i, m in enumerate(memories)}
     # The queries with an answer (the others are asked to find nothing).
@@ -192,22 +233,24 @@ def compare_products(
         "firing prompts": [str(p["text"]) for p in picked],
     }
     found: dict[str, dict[str, Vectors]] = {}
-    for name, run in (("float32", float32_run), ("int8", int8_run)):
+    for name, run in runs.items():
         found[name] = {
             kind: np.stack([embed_with(run, t) for t in items]) for kind, items in texts.items()
         }
-    print("\nint8 products (shipped) against float32 ones, query vectors:")
-    for kind in texts:
-        cosines = np.sum(found["float32"][kind] * found["int8"][kind], axis=1)
-        print(
-            f"  {kind} ({len(cosines)}): cosine min {cosines.min():.4f}, "
-            f"p5 {np.percentile(cosines, 5):.4f}, mean {cosines.mean():.4f}"
-        )
-    print(f"  {'':<10} {'R@5 (121 memories)':>20} {'fire @0.40':>11} {'false fire':>11}")
+    shipped_name = list(runs)[-1]
+    for name in list(runs)[:-1]:
+        print(f"\n{shipped_name} against {name}, query vectors:")
+        for kind in texts:
+            cosines = np.sum(found[name][kind] * found[shipped_name][kind], axis=1)
+            print(
+                f"  {kind} ({len(cosines)}): cosine min {cosines.min():.6f}, "
+                f"p5 {np.percentile(cosines, 5):.6f}, mean {cosines.mean():.6f}"
+            )
+    print(f"\n  {'':<26} {'R@5 (121 memories)':>20} {'fire @0.40':>11} {'false fire':>11}")
     for name in found:
         r5 = recall_at_5(found[name]["queries"], stored, relevant)
         fire, false_fire = firing(found[name]["firing prompts"], matchers, expect)
-        print(f"  {name:<10} {r5:>20.3f} {fire:>11.3f} {false_fire:>11.3f}")
+        print(f"  {name:<26} {r5:>20.3f} {fire:>11.3f} {false_fire:>11.3f}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -230,15 +273,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         twin = ensure_int8_model(files.onnx, PACK_SHA256, Path(home, "int8"))
         if twin is None:
             raise SystemExit("the model with int8 products could not be built (see the log)")
+        unfolded = twin_without_folds(files.onnx, home)
         runs = {
-            "shipped: int8 products": session(
+            "shipped: int8 products": shipped_session(str(twin)),
+            "int8 products, two threads": session(
+                str(twin), 2, shipped.QUERY_SESSION_CONFIG, shipped.QUERY_DISABLED_OPTIMIZERS
+            ),
+            "int8, SkipLayerNorm fused": session(
                 str(twin), shipped.QUERY_THREADS, shipped.QUERY_SESSION_CONFIG
             ),
-            "int8 products, one thread": session(str(twin), 1, shipped.QUERY_SESSION_CONFIG),
-            "float32 products, same threads": session(
-                path, shipped.QUERY_THREADS, shipped.QUERY_SESSION_CONFIG
+            "int8, without the rewrites": shipped_session(unfolded),
+            "int8 as on 2026-12-02": session(unfolded, 2, shipped.QUERY_SESSION_CONFIG),
+            "float32 products, same threads": shipped_session(path),
+            "float32, two threads": session(
+                path, 2, shipped.QUERY_SESSION_CONFIG, shipped.QUERY_DISABLED_OPTIMIZERS
             ),
-            "float32, one thread": session(path, 1, shipped.QUERY_SESSION_CONFIG),
             "float32, two spinning": session(path, 2, {"session.intra_op.allow_spinning": "1"}),
             "float32, spinning, stop after run": session(
                 path,
@@ -267,18 +316,33 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"cpu: the process's CPU time over a run and the {AFTER_RUN_S * 1000:.0f} ms after it"
         )
         if args.ops:
-            by_op, rate = operator_profile(path, feeds, args.runs)
-            total = sum(by_op.values())
-            print(f"\noperators of the float32 session, ms a run (total {total:.2f}):")
-            for op, ms in list(by_op.items())[:8]:
-                print(f"  {op:<24} {ms:>6.2f}  {ms / total:>5.1%}")
-            print(f"weight products: {rate:.1f} G multiply-adds a second")
+            profiled: dict[str, Callable[..., ort.InferenceSession]] = {
+                "float32": functools.partial(shipped_session, path),
+                "int8 as on 2026-12-02": functools.partial(
+                    session, unfolded, 2, shipped.QUERY_SESSION_CONFIG
+                ),
+                "shipped int8": functools.partial(shipped_session, str(twin)),
+            }
+            for name, open_session in profiled.items():
+                by_op, each_run, rate = operator_profile(open_session, feeds, args.runs)
+                total = sum(by_op.values())
+                print(
+                    f"\noperators of the {name} session, ms a run (total {total:.2f}, "
+                    f"{sum(each_run.values())} operators):"
+                )
+                for op, ms in list(by_op.items())[:8]:
+                    print(f"  {op:<24} {ms:>6.2f}  {ms / total:>5.1%}  x{each_run[op]}")
+                print(f"weight products: {rate:.1f} G multiply-adds a second")
         if args.compare:
             compare_products(
                 th.embedder,
                 embed_with,
-                runs["float32 products, same threads"],
-                runs["shipped: int8 products"],
+                {
+                    "float32": runs["float32 products, same threads"],
+                    "int8 as on 2026-12-02": runs["int8 as on 2026-12-02"],
+                    "int8, SkipLayerNorm fused": runs["int8, SkipLayerNorm fused"],
+                    "shipped int8": runs["shipped: int8 products"],
+                },
             )
     return 0
 

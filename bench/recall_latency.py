@@ -185,7 +185,6 @@ def measure(th: Thatch, exact: SQLiteStorage, matrix: np.ndarray, queries: Seque
                 Scope(stores=th.stores_for(stores), branch=th.branch),
                 limit=LIMIT,
                 min_cosine=-1,
-                record=False,
             )
         )
 

@@ -29,6 +29,8 @@ from thatch_fastembed.embedder import (
     QUERY_THREADS,
     FastEmbedder,
     load_thresholds,
+    open_query_session,
+    query_session_options,
 )
 from thatch_fastembed.model_pack import (
     DEFAULT_MODEL_ID,
@@ -140,6 +142,48 @@ def test_the_query_session_does_not_spin(embedder: FastEmbedder) -> None:
     # The rebuilt session embeds exactly as fastembed's own would.
     passage = embedder.embed_passages(["which indentation does the user prefer?"])[0]
     assert _cosine(embedder.embed_query("which indentation does the user prefer?"), passage) > 0.99
+
+
+def _kernels(embedder: FastEmbedder, tmp_path: Path, disabled: bool) -> dict[str, int]:
+    """Operators the query session's file runs on one query, by onnxruntime's own profile."""
+    import json
+
+    import onnxruntime as ort
+
+    assert embedder.query_model_file is not None
+    options = query_session_options()
+    options.enable_profiling = True
+    options.profile_file_prefix = str(tmp_path / f"profile-{disabled}")
+    if disabled:
+        session = open_query_session(embedder.query_model_file, ["CPUExecutionProvider"], options)
+    else:
+        session = ort.InferenceSession(
+            str(embedder.query_model_file), options, providers=["CPUExecutionProvider"]
+        )
+    pieces = {"input_ids": np.array([[101, 2029, 2003, 102]], np.int64)}
+    pieces["attention_mask"] = np.ones_like(pieces["input_ids"])
+    pieces["token_type_ids"] = np.zeros_like(pieces["input_ids"])
+    session.run(None, pieces)
+    events = json.loads(Path(session.end_profiling()).read_text(encoding="utf-8"))
+    counts: dict[str, int] = {}
+    for event in events:
+        if event.get("cat") == "Node" and event["name"].endswith("_kernel_time"):
+            op = event["args"]["op_name"]
+            counts[op] = counts.get(op, 0) + 1
+    return counts
+
+
+@pytest.mark.slow
+def test_the_query_session_leaves_out_the_slow_layer_norm_fusion(
+    embedder: FastEmbedder, tmp_path: Path
+) -> None:
+    embedder.embed_query("warm")
+    shipped = _kernels(embedder, tmp_path, disabled=True)
+    fused = _kernels(embedder, tmp_path, disabled=False)
+    # The name is one onnxruntime knows (it accepts unknown ones silently).
+    assert fused.get("SkipLayerNormalization", 0) == 12
+    assert "SkipLayerNormalization" not in shipped
+    assert shipped["LayerNormalization"] >= 12
 
 
 @pytest.mark.slow

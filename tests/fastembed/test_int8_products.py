@@ -18,7 +18,7 @@ import onnx
 import pytest
 from thatch.plugin.config import Config
 from thatch.plugin.errors import ConfigError
-from thatch_fastembed import int8_products
+from thatch_fastembed import int8_products, query_graph
 from thatch_fastembed.embedder import FastEmbedder
 from thatch_fastembed.int8_products import (
     NotRewritable,
@@ -63,7 +63,7 @@ def pair(tmp_path_factory: pytest.TempPathFactory) -> tuple[FastEmbedder, FastEm
 def test_the_rewrite_replaces_the_36_weight_products_and_keeps_every_other_node() -> None:
     original = onnx.load(str(find_pack().onnx))
     before = _ops(original)
-    after = _ops(rewrite(onnx.load(str(find_pack().onnx))))
+    after = _ops(rewrite(onnx.load(str(find_pack().onnx)), folds=False))
     assert after["DynamicQuantizeMatMul"] == 36
     assert after["MatMul"] == before["MatMul"] - 36  # the attention's own products stay
     # Each product's widening (a Cast and a Mul) goes with it; nothing else changes.
@@ -71,6 +71,102 @@ def test_the_rewrite_replaces_the_36_weight_products_and_keeps_every_other_node(
     assert after["Mul"] == before["Mul"] - 36
     kept = {op: n for op, n in before.items() if op not in {"MatMul", "Cast", "Mul"}}
     assert {op: after[op] for op in kept} == kept
+
+
+def test_the_folds_leave_one_operator_per_bias_gelu_and_attention() -> None:
+    before = _ops(onnx.load(str(find_pack().onnx)))
+    after = _ops(rewrite(onnx.load(str(find_pack().onnx))))
+    assert after["DynamicQuantizeMatMul"] == 36
+    assert after["Gelu"] == 6
+    assert after["MultiHeadAttention"] == 6
+    # The layer norms and the embeddings' lookups stay as they were.
+    assert after["LayerNormalization"] == before["LayerNormalization"]
+    assert after["Gather"] == before["Gather"]
+    for gone in ("MatMul", "Softmax", "Erf", "Transpose", "Reshape", "Where", "IsNaN"):
+        assert gone not in after, gone
+    assert sum(after.values()) < sum(before.values()) / 2
+
+
+def _run(model: onnx.ModelProto, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    import onnxruntime as ort
+
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    inputs = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+    return np.asarray(session.run(None, inputs)[0])
+
+
+@pytest.mark.slow
+def test_the_folds_leave_a_query_vector_where_it_was() -> None:
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(find_pack().tokenizer))
+    tokenizer.no_padding()
+    plain = rewrite(onnx.load(str(find_pack().onnx)), folds=False)
+    folded = rewrite(onnx.load(str(find_pack().onnx)))
+    # As the query session runs them: one text at a time, unpadded.
+    for text in [*QUERIES, *PASSAGES, " ".join(PASSAGES)]:
+        ids = np.asarray([tokenizer.encode(text).ids], dtype=np.int64)
+        mask = np.ones_like(ids)
+        # The query vector: the mean of the states, at unit length. Float
+        # rounding that differs by one int8 step in an activation moves a
+        # state, and the vector hardly: as much as onnxruntime's own layer-norm fusion
+        # moves it (docs/benchmarks.md, "The model's run on the prompt").
+        vectors = [_run(model, ids, mask)[0].mean(axis=0) for model in (plain, folded)]
+        first, second = (vector / np.linalg.norm(vector) for vector in vectors)
+        assert float(first @ second) > 0.999, text
+
+
+@pytest.mark.parametrize("moved", [1.0, None])
+def test_an_attention_rewrite_that_moves_the_output_is_not_kept(
+    monkeypatch: pytest.MonkeyPatch, moved: float | None
+) -> None:
+    model = rewrite(onnx.load(str(find_pack().onnx)), folds=False)
+    query_graph.fold_biases(model.graph)
+    unchanged = model.SerializeToString()
+    # The probe found a difference, or could not run: the model stays as it was.
+    monkeypatch.setattr(query_graph, "_probe_difference", lambda before, after: moved)
+    assert query_graph.fuse_attentions(model) == 0
+    assert model.SerializeToString() == unchanged
+
+
+def _gelu_graph(divisor: float) -> onnx.ModelProto:
+    """``y = x * 0.5 * (1 + erf(x / divisor))`` written out, as the exported model has it."""
+    helper, numpy_helper = onnx.helper, onnx.numpy_helper
+    x = helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2, 3])
+    y = helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [2, 3])
+    constants = [
+        numpy_helper.from_array(np.array(value, np.float32), name)
+        for name, value in (("c", divisor), ("one", 1.0), ("half", 0.5))
+    ]
+    nodes = [
+        helper.make_node("Div", ["x", "c"], ["d"]),
+        helper.make_node("Erf", ["d"], ["e"]),
+        helper.make_node("Add", ["e", "one"], ["a"]),
+        helper.make_node("Mul", ["half", "a"], ["h"]),
+        helper.make_node("Mul", ["x", "h"], ["y"]),
+    ]
+    graph = helper.make_graph(nodes, "gelu", [x], [y], initializer=constants)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_the_written_out_gelu_becomes_one_operator_with_the_same_values() -> None:
+    import onnxruntime as ort
+
+    model = _gelu_graph(2**0.5)
+    inputs = {"x": np.linspace(-3, 3, 6, dtype=np.float32).reshape(2, 3)}
+    expected = ort.InferenceSession(model.SerializeToString()).run(None, inputs)[0]
+    assert query_graph.fuse_gelus(model.graph) == 1
+    assert _ops(model) == {"Gelu": 1}
+    assert [tensor.name for tensor in model.graph.initializer] == []  # the constants go too
+    model.opset_import.append(onnx.helper.make_opsetid(query_graph.MICROSOFT_DOMAIN, 1))
+    fused = ort.InferenceSession(model.SerializeToString()).run(None, inputs)[0]
+    np.testing.assert_allclose(fused, expected, atol=1e-6)
+
+
+def test_a_chain_with_other_constants_is_not_taken_for_a_gelu() -> None:
+    model = _gelu_graph(2.0)
+    assert query_graph.fuse_gelus(model.graph) == 0
+    assert _ops(model)["Erf"] == 1
 
 
 def test_a_graph_without_such_products_is_not_rewritten() -> None:

@@ -302,6 +302,27 @@ def test_flush_predictions_gives_only_the_decision_block(app: Runtime, workdir: 
         assert part in everything
 
 
+def test_both_nudges_share_one_embedding_of_a_prompt_with_spaces_around_it(
+    app: Runtime, workdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    th = app.thatch
+    th.decisions.update("writing a parser", "handle errors first", "create", store="global")
+    th.remember("parsers", "Writing a parser for toml uses tomllib", store="global")
+    inner = th.embedder.inner  # type: ignore[attr-defined]  # the runtime's QueryMemo wraps it
+    embedded: list[str] = []
+    real = inner.embed_query
+
+    def counted(text: str) -> Any:
+        embedded.append(text)
+        return real(text)
+
+    monkeypatch.setattr(inner, "embed_query", counted)
+    everything = prompt(app, workdir, "  writing a parser for toml\n")
+    assert RECALL_HEADER in everything
+    assert DECISION_HEADER in everything
+    assert embedded == ["writing a parser for toml"]
+
+
 def test_blocking_the_decision_nudge_silences_flush_predictions_too(
     home: Path, workdir: Path
 ) -> None:

@@ -47,7 +47,8 @@ def decision_nudge(
     if not th.decision_storage.has_matchers(stores):
         return None
     # Only the predictions the text shows are logged as fired, not every hit.
-    hits = th.decisions.query(prompt, limit=DECISION_LIMIT)
+    # Stripped as the recall nudge strips it: the two then share one embedding.
+    hits = th.decisions.query(prompt.strip(), limit=DECISION_LIMIT)
     built = decision_nudge_from_hits(hits, max_chars=budget)
     if built is None:
         return None

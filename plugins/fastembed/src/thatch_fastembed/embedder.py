@@ -56,6 +56,7 @@ from thatch_fastembed.model_pack import (
 from thatch_fastembed.settings import FASTEMBED_TABLE, QueryProducts
 
 if TYPE_CHECKING:
+    import onnxruntime as ort
     from fastembed import TextEmbedding
     from thatch.plugin import Config
 
@@ -64,9 +65,16 @@ log = logging.getLogger(__name__)
 Source = Literal["pack", "folder", "hub"]
 
 #: onnxruntime threads of the session that embeds queries (see FastEmbedder.load).
-QUERY_THREADS = 2
+QUERY_THREADS = 1
 #: onnxruntime settings of that session: its workers sleep once a run ends.
 QUERY_SESSION_CONFIG = {"session.intra_op.allow_spinning": "0"}
+#: onnxruntime graph rewrites the query session leaves out. Its fused
+#: SkipLayerNormalization kernel takes about 100 µs on a query's 40 word
+#: pieces where the Add and LayerNormalization it replaces take about 25: a
+#: query runs about a millisecond faster without it. The vectors move only by
+#: float rounding (cosine >= 0.995 to the fused session's, the same recall and
+#: firing; docs/benchmarks.md, "The model's run on the prompt").
+QUERY_DISABLED_OPTIMIZERS: tuple[str, ...] = ("SkipLayerNormFusion",)
 #: Word pieces of a query that are embedded; the rest is cut off. The model was
 #: trained on sequences of 128, and embedding costs grow faster than the length:
 #: for a prompt of 330, cut at the model's limit of 256 instead, the daemon spent
@@ -325,10 +333,11 @@ class FastEmbedder:
         run ends. By default onnxruntime's workers keep spinning after each
         run, taking a core from the vector search that follows: measured on 2
         cores, embedding a query and searching 100k vectors took 25 ms with the
-        shared session and 13 ms with a single-threaded one. Without spinning,
-        two threads embed a short query in 4.3 ms instead of 6.0 ms (one
-        thread) and leave the cores free afterwards. A query is cut to
-        :data:`QUERY_MAX_TOKENS` word pieces.
+        shared session and 13 ms with a single-threaded one. With the int8
+        products one thread runs a query faster than two whose workers sleep
+        (4.4 against 5.3 ms for 42 word pieces, 13.4 against 15.0 for 128):
+        a run is too short for waking a second worker to pay. A query is cut
+        to :data:`QUERY_MAX_TOKENS` word pieces.
         """
         if for_queries:
             if self._query_model is None:
@@ -465,7 +474,10 @@ class FastEmbedder:
 
 
 def _query_session(model: TextEmbedding, twin: Path | None) -> Path | None:
-    """Fit ``model`` for queries: :data:`QUERY_SESSION_CONFIG`, :data:`QUERY_MAX_TOKENS`.
+    """Fit ``model`` for queries: its session's settings, its cut, the rewrites it leaves out.
+
+    The settings are :data:`QUERY_SESSION_CONFIG`, the cut
+    :data:`QUERY_MAX_TOKENS`, the rewrites :data:`QUERY_DISABLED_OPTIMIZERS`.
 
     fastembed offers no way to pass session options, so the session it made
     is replaced by one on the same providers, and on ``twin`` (the model with
@@ -492,19 +504,40 @@ def _query_session(model: TextEmbedding, twin: Path | None) -> Path | None:
     path = getattr(session, "_model_path", None)
     if inner is None or not isinstance(session, ort.InferenceSession) or not path:
         return None
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = QUERY_THREADS
-    options.inter_op_num_threads = 1
-    for key, value in QUERY_SESSION_CONFIG.items():
-        options.add_session_config_entry(key, value)
     providers = session.get_providers()
     if twin is not None:
         try:
-            inner.model = ort.InferenceSession(str(twin), options, providers=providers)
+            inner.model = open_query_session(twin, providers)
             return twin
         except Exception as exc:  # a damaged twin: the model's own file still serves
             log.warning("embedding queries in float32: %s failed to load (%s)", twin, exc)
             with contextlib.suppress(OSError):
                 twin.unlink()  # the next load builds it again
-    inner.model = ort.InferenceSession(path, options, providers=providers)
+    inner.model = open_query_session(Path(path), providers)
     return Path(path)
+
+
+def query_session_options() -> ort.SessionOptions:
+    """The query session's options: :data:`QUERY_THREADS`, :data:`QUERY_SESSION_CONFIG`."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = QUERY_THREADS
+    options.inter_op_num_threads = 1
+    for key, value in QUERY_SESSION_CONFIG.items():
+        options.add_session_config_entry(key, value)
+    return options
+
+
+def open_query_session(
+    path: Path, providers: Sequence[str], options: ort.SessionOptions | None = None
+) -> ort.InferenceSession:
+    """An onnxruntime session on ``path`` as queries run it (``options``: tests profile it)."""
+    import onnxruntime as ort
+
+    return ort.InferenceSession(
+        str(path),
+        options if options is not None else query_session_options(),
+        providers=list(providers),
+        disabled_optimizers=list(QUERY_DISABLED_OPTIMIZERS),
+    )

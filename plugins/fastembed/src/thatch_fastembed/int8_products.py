@@ -10,6 +10,9 @@ the product is computed in integers, about twice as fast. The weights are
 untouched, so the model is the same; the query vectors move a little (the
 activations lose precision), measured in docs/benchmarks.md.
 
+Exact rewrites follow (:mod:`thatch_fastembed.query_graph`), since a
+query's run is mostly small operators once the products are fast.
+
 Only queries use it: stored passages keep the exact float32 arithmetic, so
 what is saved never depends on this file. Building it needs the ``onnx``
 package to edit the graph; it is written once per model file under the
@@ -22,6 +25,7 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from thatch_fastembed import query_graph
 from thatch_fastembed.model_pack import write_atomic
 
 if TYPE_CHECKING:
@@ -30,9 +34,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 #: Bumped whenever the rewrite changes, so that an older file is not reused.
-REWRITE_VERSION = 1
-#: The operator set of onnxruntime's own operators (``DynamicQuantizeMatMul``).
-MICROSOFT_DOMAIN = "com.microsoft"
+REWRITE_VERSION = 2
+#: Whether the twin gets the exact rewrites of :mod:`thatch_fastembed.query_graph`;
+#: off only to time the twin without them (bench/hook_latency.py --variant).
+FOLDS = True
 
 
 class NotRewritable(ValueError):
@@ -41,7 +46,8 @@ class NotRewritable(ValueError):
 
 def int8_model_path(sha256: str, models_dir: Path) -> Path:
     """Where the int8-products twin of the model file of ``sha256`` is kept."""
-    return models_dir / "int8-products" / f"{sha256[:16]}-v{REWRITE_VERSION}.onnx"
+    unfolded = "" if FOLDS else "-unfolded"
+    return models_dir / "int8-products" / f"{sha256[:16]}-v{REWRITE_VERSION}{unfolded}.onnx"
 
 
 def ensure_int8_model(source: Path, sha256: str, models_dir: Path) -> Path | None:
@@ -59,7 +65,7 @@ def ensure_int8_model(source: Path, sha256: str, models_dir: Path) -> Path | Non
         log.info("embedding queries in float32: the onnx package is not installed")
         return None
     try:
-        model = rewrite(onnx.load(str(source)))
+        model = rewrite(onnx.load(str(source)), folds=FOLDS)
     except NotRewritable as exc:
         log.info("embedding queries in float32: %s", exc)
         return None
@@ -75,8 +81,12 @@ def ensure_int8_model(source: Path, sha256: str, models_dir: Path) -> Path | Non
     return target
 
 
-def rewrite(model: onnx.ModelProto) -> onnx.ModelProto:
-    """``model`` with each ``MatMul(x, Mul(Cast(W int8), scale [1, N]))`` computed in int8."""
+def rewrite(model: onnx.ModelProto, *, folds: bool = True) -> onnx.ModelProto:
+    """``model`` with each ``MatMul(x, Mul(Cast(W int8), scale [1, N]))`` computed in int8.
+
+    ``folds``: the exact rewrites that follow (biases, GELUs); the bench
+    leaves them out to time what they give.
+    """
     from onnx import TensorProto, helper, numpy_helper
 
     graph = model.graph
@@ -115,7 +125,7 @@ def rewrite(model: onnx.ModelProto) -> onnx.ModelProto:
             [node.input[0], weight.name, flat.name],
             [node.output[0]],
             name=f"{node.name}.int8",
-            domain=MICROSOFT_DOMAIN,
+            domain=query_graph.MICROSOFT_DOMAIN,
         )
         dropped.update((positions[id(widen)], positions[id(cast)]))
     if not replaced:
@@ -128,10 +138,8 @@ def rewrite(model: onnx.ModelProto) -> onnx.ModelProto:
     graph.node.extend(nodes)
     graph.initializer.extend(scales)
     # The per-column scales replace the [1, N] ones wherever nothing else reads those.
-    still_read = {name for node in graph.node for name in node.input}
-    kept = [tensor for tensor in graph.initializer if tensor.name in still_read]
-    del graph.initializer[:]
-    graph.initializer.extend(kept)
-    if not any(entry.domain == MICROSOFT_DOMAIN for entry in model.opset_import):
-        model.opset_import.append(helper.make_opsetid(MICROSOFT_DOMAIN, 1))
+    query_graph.drop_unread_initializers(graph)
+    query_graph.use_onnxruntime_operators(model)
+    if folds:
+        query_graph.fold_all(model)
     return model
