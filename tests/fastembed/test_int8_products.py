@@ -272,3 +272,35 @@ def test_the_config_key_chooses_the_products_and_a_bad_value_is_named(tmp_path: 
     assert chosen.query_products == "float32"
     with pytest.raises(ConfigError, match=r"query_products = 'int4'.*\"int8\".*\"float32\""):
         embedder_for('[embedder.fastembed]\nquery_products = "int4"\n')
+
+
+def test_an_attention_rewrite_whose_probe_cannot_run_is_not_kept(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    model = rewrite(onnx.load(str(find_pack().onnx)), folds=False)
+    query_graph.fold_biases(model.graph)
+    unchanged = model.SerializeToString()
+    # The probe's child process cannot start: nothing tells the rewrite is right.
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "no-python"))
+    assert query_graph.fuse_attentions(model) == 0
+    assert model.SerializeToString() == unchanged
+
+
+@pytest.mark.slow
+def test_the_probe_measures_a_wrong_attention_as_moved(tmp_path: Path) -> None:
+    """A rewrite with the wrong scale is caught: the probe sees the vectors move."""
+    model = rewrite(onnx.load(str(find_pack().onnx)), folds=False)
+    query_graph.fold_biases(model.graph)
+    before = tmp_path / "before.onnx"
+    before.write_bytes(model.SerializeToString())
+    assert query_graph.fuse_attentions(model) == 6
+    for node in model.graph.node:
+        if node.op_type == "MultiHeadAttention":
+            for attribute in node.attribute:
+                if attribute.name == "scale":
+                    attribute.f *= 2
+    after = tmp_path / "after.onnx"
+    after.write_bytes(model.SerializeToString())
+    assert (
+        query_graph.vector_distance(str(before), str(after)) > 100 * query_graph.ATTENTION_TOLERANCE
+    )

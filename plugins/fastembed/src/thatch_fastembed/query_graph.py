@@ -27,14 +27,18 @@ import logging
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import onnx
 
 log = logging.getLogger(__name__)
 
 #: The operator set of onnxruntime's own operators (``DynamicQuantizeMatMul``, ``Gelu``).
 MICROSOFT_DOMAIN = "com.microsoft"
-#: How far the attention rewrite may move the model's output on the probe.
+#: How far the attention rewrite may move a query vector on the probe (1 - cosine).
 ATTENTION_TOLERANCE = 1e-4
+#: How long the probe's child process may take (it builds two sessions).
+PROBE_TIMEOUT_SECONDS = 120
 
 
 def fold_all(model: onnx.ModelProto) -> dict[str, int]:
@@ -184,20 +188,28 @@ def fuse_attentions(model: onnx.ModelProto) -> int:
             fused[id(merged)] = node
     if not fused:
         return 0
-    before = model.SerializeToString()
-    nodes = [fused.get(id(node), node) for node in graph.node]
-    if mask is not None:
-        cast = helper.make_node(
-            "Cast", [mask], [mask_int32], to=TensorProto.INT32, name=f"{mask}.cast_int32"
-        )
-        nodes.insert(0, cast)
-    _keep(graph, _reachable(graph, nodes))
-    use_onnxruntime_operators(model)
-    moved = _probe_difference(before, model.SerializeToString())
-    if moved is None or moved > ATTENTION_TOLERANCE:
-        log.info("the attention rewrite moved the model's output (%s): not kept", moved)
-        model.ParseFromString(before)
-        return 0
+    import tempfile
+    from pathlib import Path
+
+    # Both models go to files, one serialized copy in memory at a time: the
+    # twin is built in the daemon's first start, whose peak this would raise.
+    with tempfile.TemporaryDirectory(prefix="thatch-attention-probe-") as folder:
+        before, after = Path(folder, "before.onnx"), Path(folder, "after.onnx")
+        before.write_bytes(model.SerializeToString())
+        nodes = [fused.get(id(node), node) for node in graph.node]
+        if mask is not None:
+            cast = helper.make_node(
+                "Cast", [mask], [mask_int32], to=TensorProto.INT32, name=f"{mask}.cast_int32"
+            )
+            nodes.insert(0, cast)
+        _keep(graph, _reachable(graph, nodes))
+        use_onnxruntime_operators(model)
+        after.write_bytes(model.SerializeToString())
+        moved = _probe_difference(before, after)
+        if moved is None or moved > ATTENTION_TOLERANCE:
+            log.info("the attention rewrite moved the query vectors (%s): not kept", moved)
+            model.ParseFromString(before.read_bytes())
+            return 0
     return len(fused)
 
 
@@ -316,39 +328,66 @@ def _reachable(graph: onnx.GraphProto, nodes: list[onnx.NodeProto]) -> list[onnx
     return kept[::-1]
 
 
-def _probe_difference(before: bytes, after: bytes) -> float | None:
-    """The largest change in the model's output on a probe; None if either would not run.
+def _probe_difference(before: Path, after: Path) -> float | None:
+    """How far the rewrite moved the model's query vectors on a probe; None if unknown.
+
+    Measured in a child process (``python -m thatch_fastembed.query_graph``):
+    building an onnxruntime session of this model takes about 170 MB for a
+    moment, and two of them in the daemon's first start would raise its peak
+    by that much. The child's answer is 1 - the least cosine, see
+    :func:`vector_distance`.
+    """
+    import subprocess
+    import sys
+
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", __name__, str(before), str(after)],
+            capture_output=True,
+            text=True,
+            timeout=PROBE_TIMEOUT_SECONDS,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        log.info("the attention rewrite could not be checked: %s", exc)
+        return None
+    try:
+        return float(done.stdout.strip())
+    except ValueError:
+        log.info("the attention rewrite could not be checked: %s", done.stderr.strip()[-300:])
+        return None
+
+
+def vector_distance(before: str, after: str) -> float:
+    """1 - the least cosine between the two models' query vectors on the probe.
 
     The probe is what the query session runs: one text at a time, unpadded
-    (of 16 and of 5 word pieces). A padded batch would not do: the int8
-    products quantize a whole batch with one scale, so there the padded
-    positions' values, which the two ways of masking set differently, reach
-    every row.
+    (of 16 and of 5 word pieces); a vector is the mean of the token states
+    at unit length, as the embedder makes it. Vectors, not raw states: the
+    int8 products quantize their inputs, so float rounding that differs in
+    the last bit can move a state by a whole step now and then, and a vector
+    hardly at all.
     """
     import numpy as np
     import onnxruntime as ort
 
-    try:
-        sessions = [
-            ort.InferenceSession(model, providers=["CPUExecutionProvider"])
-            for model in (before, after)
-        ]
-        names = [value.name for value in sessions[0].get_inputs()]
-        moved = 0.0
-        for length in (16, 5):
-            ids = (np.arange(length, dtype=np.int64).reshape(1, length) * 37) % 1000 + 1000
-            inputs = {
-                "input_ids": ids,
-                "attention_mask": np.ones_like(ids),
-                "token_type_ids": np.zeros_like(ids),
-            }
-            feeds = {name: inputs[name] for name in names}
-            first, second = (session.run(None, feeds)[0] for session in sessions)
-            moved = max(moved, float(np.max(np.abs(first - second))))
-    except Exception as exc:  # an operator this onnxruntime lacks, an input of another name
-        log.info("the attention rewrite could not be checked: %s", exc)
-        return None
-    return moved
+    cosine = 1.0
+    sessions = [
+        ort.InferenceSession(path, providers=["CPUExecutionProvider"]) for path in (before, after)
+    ]
+    names = [value.name for value in sessions[0].get_inputs()]
+    for length in (16, 5):
+        ids = (np.arange(length, dtype=np.int64).reshape(1, length) * 37) % 1000 + 1000
+        inputs = {
+            "input_ids": ids,
+            "attention_mask": np.ones_like(ids),
+            "token_type_ids": np.zeros_like(ids),
+        }
+        feeds = {name: inputs[name] for name in names}
+        first, second = (session.run(None, feeds)[0][0].mean(axis=0) for session in sessions)
+        product = first @ second / (np.linalg.norm(first) * np.linalg.norm(second))
+        cosine = min(cosine, float(product))
+    return 1.0 - cosine
 
 
 def _keep(graph: onnx.GraphProto, nodes: list[onnx.NodeProto]) -> None:
@@ -364,3 +403,10 @@ def drop_unread_initializers(graph: onnx.GraphProto) -> None:
     kept = [tensor for tensor in graph.initializer if tensor.name in still_read]
     del graph.initializer[:]
     graph.initializer.extend(kept)
+
+
+if __name__ == "__main__":
+    # The probe's child process (see _probe_difference): prints the distance.
+    import sys
+
+    print(vector_distance(sys.argv[1], sys.argv[2]))
