@@ -12,7 +12,7 @@ it (the pack's tokenizer, cut at ``QUERY_MAX_TOKENS``), in one process:
   threads with ``QUERY_SESSION_CONFIG``, leaving out
   ``QUERY_DISABLED_OPTIMIZERS``); the same on two threads; the same with
   onnxruntime's SkipLayerNormalization fusion on; the int8 model without
-  its bias and GELU rewrites; the query session as it was on 2026-12-02
+  its bias, GELU and attention rewrites; the query session as it was on 2026-12-02
   (no rewrites but the products, two threads, the fusion on); the model's
   own file as passages run it (every product in float32) with the query
   session's settings, on two threads, on two threads whose workers spin,
@@ -114,18 +114,16 @@ def session(
 
 
 def shipped_session(path: str, **options: object) -> ort.InferenceSession:
-    """A session of ``path`` as the embedder's query session is made."""
-    return session(
-        path,
-        shipped.QUERY_THREADS,
-        shipped.QUERY_SESSION_CONFIG,
-        shipped.QUERY_DISABLED_OPTIMIZERS,
-        **options,
-    )
+    """A session of ``path`` made by the embedder's own query-session code, with ``options``."""
+    settings = shipped.query_session_options()
+    for name, value in options.items():
+        setattr(settings, name, value)
+    return shipped.open_query_session(Path(path), ["CPUExecutionProvider"], settings)
 
 
 def twin_without_folds(source: Path, folder: str) -> str:
-    """The int8-products model without the bias and GELU rewrites, written in ``folder``."""
+    """The int8-products model without the rewrites of thatch_fastembed.query_graph,
+    written in ``folder``."""
     model = rewrite(onnx.load(str(source)), folds=False)
     target = os.path.join(folder, "int8-products-unfolded.onnx")
     onnx.save(model, target)

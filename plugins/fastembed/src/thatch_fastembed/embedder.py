@@ -69,11 +69,11 @@ QUERY_THREADS = 1
 #: onnxruntime settings of that session: its workers sleep once a run ends.
 QUERY_SESSION_CONFIG = {"session.intra_op.allow_spinning": "0"}
 #: onnxruntime graph rewrites the query session leaves out. Its fused
-#: SkipLayerNormalization kernel takes about 100 µs on a query's 40 word
-#: pieces where the Add and LayerNormalization it replaces take about 25: a
-#: query runs about a millisecond faster without it. The vectors move only by
-#: float rounding (cosine >= 0.995 to the fused session's, the same recall and
-#: firing; docs/benchmarks.md, "The model's run on the prompt").
+#: SkipLayerNormalization kernel takes about 100 µs on a prompt where the Add
+#: and LayerNormalization it replaces take about 27 together. The vectors
+#: move only by float rounding (cosine >= 0.995 to the fused session's, the
+#: same recall and firing; docs/benchmarks.md, "The query session since
+#: 2026-12-07").
 QUERY_DISABLED_OPTIMIZERS: tuple[str, ...] = ("SkipLayerNormFusion",)
 #: Word pieces of a query that are embedded; the rest is cut off. The model was
 #: trained on sequences of 128, and embedding costs grow faster than the length:
@@ -334,9 +334,9 @@ class FastEmbedder:
         run, taking a core from the vector search that follows: measured on 2
         cores, embedding a query and searching 100k vectors took 25 ms with the
         shared session and 13 ms with a single-threaded one. With the int8
-        products one thread runs a query faster than two whose workers sleep
-        (4.4 against 5.3 ms for 42 word pieces, 13.4 against 15.0 for 128):
-        a run is too short for waking a second worker to pay. A query is cut
+        products one thread also runs a query faster than two whose workers
+        sleep (docs/benchmarks.md, "The query session since 2026-12-07"): a
+        run is too short for waking a second worker to pay. A query is cut
         to :data:`QUERY_MAX_TOKENS` word pieces.
         """
         if for_queries:

@@ -10,8 +10,9 @@ the product is computed in integers, about twice as fast. The weights are
 untouched, so the model is the same; the query vectors move a little (the
 activations lose precision), measured in docs/benchmarks.md.
 
-Exact rewrites follow (:mod:`thatch_fastembed.query_graph`), since a
-query's run is mostly small operators once the products are fast.
+Rewrites that keep the arithmetic (up to float rounding) follow
+(:mod:`thatch_fastembed.query_graph`), since a query's run is mostly small
+operators once the products are fast.
 
 Only queries use it: stored passages keep the exact float32 arithmetic, so
 what is saved never depends on this file. Building it needs the ``onnx``
@@ -35,7 +36,7 @@ log = logging.getLogger(__name__)
 
 #: Bumped whenever the rewrite changes, so that an older file is not reused.
 REWRITE_VERSION = 2
-#: Whether the twin gets the exact rewrites of :mod:`thatch_fastembed.query_graph`;
+#: Whether the twin gets the rewrites of :mod:`thatch_fastembed.query_graph`;
 #: off only to time the twin without them (bench/hook_latency.py --variant).
 FOLDS = True
 
@@ -84,8 +85,8 @@ def ensure_int8_model(source: Path, sha256: str, models_dir: Path) -> Path | Non
 def rewrite(model: onnx.ModelProto, *, folds: bool = True) -> onnx.ModelProto:
     """``model`` with each ``MatMul(x, Mul(Cast(W int8), scale [1, N]))`` computed in int8.
 
-    ``folds``: the exact rewrites that follow (biases, GELUs); the bench
-    leaves them out to time what they give.
+    ``folds``: the rewrites of :mod:`thatch_fastembed.query_graph` that follow
+    (biases, GELUs, attentions); the bench leaves them out to time what they give.
     """
     from onnx import TensorProto, helper, numpy_helper
 
