@@ -185,6 +185,18 @@ def test_decision_nudge_uses_the_documented_block() -> None:
     assert [hit.prediction.id for hit in built.shown] == [1, 2, 3]
 
 
+@pytest.mark.parametrize(
+    "matcher", ["when writing a parser", "When writing a parser.", "Writing a parser"]
+)
+def test_a_matcher_that_says_when_itself_reads_once(matcher: str) -> None:
+    hits = [_prediction_hit(1, matcher, "Handle errors first")]
+    built = decision_nudge_from_hits(hits, max_chars=2000)
+    assert built is not None
+    assert built.nudge.text.splitlines()[1] == (
+        '- [0.75 conf, 2 tests] When writing a parser: you tend to choose "handle errors first"'
+    )
+
+
 def test_decision_nudge_keeps_whole_lines_within_the_budget() -> None:
     hits = [_prediction_hit(n, f"situation {n}", "a choice " * 8) for n in range(5)]
     full = decision_nudge_from_hits(hits, max_chars=2000)

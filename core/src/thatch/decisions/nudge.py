@@ -42,8 +42,17 @@ def line(confidence: float, tests: int, situation: str, statement: str) -> str:
     plural = "" if tests == 1 else "s"
     return (
         f"- [{confidence:.2f} conf, {tests} test{plural}] "
-        f'When {_lower_first(situation.rstrip("."))}: {tendency} "{choice}"'
+        f'When {_situation(situation)}: {tendency} "{choice}"'
     )
+
+
+def _situation(text: str) -> str:
+    """The matcher as it reads after "When": a "when" of its own dropped, no final stop."""
+    text = text.rstrip(".")
+    # Matchers are often written "when writing a parser": not "When when ...".
+    if text[:5].casefold() == "when " and text[5:].strip():
+        text = text[5:].lstrip()
+    return _lower_first(text)
 
 
 def format_line(hit: PredictionHit) -> str:
